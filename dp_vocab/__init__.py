@@ -1,0 +1,28 @@
+"""dp-vocab: vocabularies and n-gram sets from user text with user-level differential privacy."""
+
+__version__ = "0.1.0"
+
+from .errors import (BudgetExceededError, CorpusError, DPVocabError, ParameterError,  # noqa: E402
+                     RecipeError)
+from .itemsets import ItemSets, Vocabulary  # noqa: E402
+from .release import Release  # noqa: E402
+
+
+def make_mechanism(name: str, **params):
+    """Build a registered mechanism: ``make_mechanism("policy_gaussian", epsilon=3, delta=1e-5)``.
+
+    ``name`` is a short name (``"count_laplace"``) or a registry name
+    (``"dp_vocab.count_laplace.v1"``).
+    """
+    from .registry import make_mechanism as _make
+    return _make(name, **params)
+
+
+def run_recipe(*args, **kwargs):
+    """Run a recipe from Python; see :func:`dp_vocab.recipes.run_recipe`."""
+    from .recipes import run_recipe as _run
+    return _run(*args, **kwargs)
+
+
+__all__ = ["BudgetExceededError", "CorpusError", "DPVocabError", "ItemSets", "ParameterError",
+           "RecipeError", "Release", "Vocabulary", "__version__", "make_mechanism", "run_recipe"]

@@ -1,0 +1,76 @@
+"""The ``dp-vocab`` command line. Commands parse arguments and call importable functions."""
+
+from __future__ import annotations
+
+import inspect
+import sys
+from pathlib import Path
+
+import typer
+
+app = typer.Typer(name="dp-vocab", add_completion=False, no_args_is_help=True,
+                  rich_markup_mode=None,
+                  help="Build vocabularies and n-gram sets from user text with user-level "
+                       "differential privacy.")
+
+
+def _fail(message: str, code: int = 2) -> None:
+    from rich.console import Console
+    Console(stderr=True).print(f"[bold red]error:[/] {message}", highlight=False, markup=True,
+                               soft_wrap=True)
+    raise typer.Exit(code)
+
+
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def run(ctx: typer.Context,
+        recipe: Path = typer.Argument(..., help="Recipe file (.cfg), e.g. recipes/quickstart.cfg"),
+        output: Path = typer.Option(..., "--output", "-o", help="Output directory (created)"),
+        force: bool = typer.Option(False, "--force", help="Replace an existing output directory"),
+        quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress or summary")):
+    """Run RECIPE and write the release to OUTPUT. Override any recipe value with
+    --section.key VALUE, e.g. --mechanism.epsilon 1 --paths.corpus my.jsonl"""
+    from rich.markup import escape
+
+    from ..errors import DPVocabError
+    from ..recipes import parse_overrides, run_recipe
+    from .display import ReadProgress, print_summary
+
+    try:
+        overrides = parse_overrides(list(ctx.args))
+        with ReadProgress(disable=quiet) as prog:
+            result = run_recipe(recipe, output, overrides=overrides, force=force,
+                                progress=prog.update)
+    except DPVocabError as e:
+        _fail(escape(str(e)))
+    except KeyboardInterrupt:
+        _fail("interrupted; nothing was written", code=130)
+    if not quiet:
+        print_summary(result)
+
+
+@app.command()
+def mechanisms():
+    """List the registered mechanisms with their parameters and defaults."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from ..mechanisms import MECHANISMS
+    from ..registry import mechanism_parameters, registry
+
+    table = Table(title="Registered mechanisms", show_lines=False)
+    for col in ("name", "registry name", "noise", "parameters (default)"):
+        table.add_column(col)
+    for full in sorted(registry.mechanisms.get_all()):
+        short = full.split(".")[1]
+        cls = MECHANISMS.get(short)
+        params = ", ".join(p if d is inspect.Parameter.empty else f"{p}={d!r}"
+                           for p, d in mechanism_parameters(short))
+        table.add_row(short, full, getattr(cls, "noise", "?"), params)
+    Console().print(table)
+
+
+def main() -> None:
+    try:
+        app()
+    except BrokenPipeError:  # e.g. `dp-vocab mechanisms | head`
+        sys.exit(0)

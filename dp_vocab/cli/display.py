@@ -1,0 +1,52 @@
+"""Progress and summary display. Shows input bytes and released (DP) numbers only."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.progress import (BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn,
+                           TimeRemainingColumn)
+from rich.table import Table
+
+
+class ReadProgress:
+    """A progress bar over the bytes of the input file (never over private counts)."""
+
+    def __init__(self, disable: bool = False):
+        self._progress = Progress(TextColumn("reading + extracting"), BarColumn(),
+                                  DownloadColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
+                                  console=Console(stderr=True), disable=disable, transient=False)
+        self._task = None
+
+    def __enter__(self):
+        self._progress.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        return self._progress.__exit__(*exc)
+
+    def update(self, reader) -> None:
+        done, total = reader.progress()
+        if self._task is None:
+            self._task = self._progress.add_task("read", total=total or None)
+        self._progress.update(self._task, completed=done, total=total or None)
+
+
+def print_summary(result) -> None:
+    rel = result.release
+    p = rel.privacy
+    t = Table(title="dp-vocab release", show_header=False)
+    t.add_column("", style="bold")
+    t.add_column("")
+    t.add_row("mechanism", rel.mechanism)
+    t.add_row("guarantee", f"(ε={rel.epsilon:g}, δ={rel.delta:g})-DP per user")
+    for k in ("max_items_per_user", "alpha"):
+        if k in rel.params:
+            t.add_row(k, f"{rel.params[k]:g}")
+    t.add_row("threshold ρ", f"{p['threshold']:.4f}")
+    t.add_row("noise scale", f"{p['noise_scale']:.4f} ({p['noise']})")
+    t.add_row("released items (DP output)", str(len(rel.items)))
+    t.add_row("randomness", rel.randomness["mode"])
+    t.add_row("time", f"extract {result.timings['extract_s']:.1f} s, "
+                      f"release {result.timings['release_s']:.2f} s")
+    t.add_row("output", f"{result.output}/ ({', '.join(result.files)})")
+    Console().print(t)

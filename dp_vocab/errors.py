@@ -1,0 +1,54 @@
+"""Exceptions raised for user-facing problems.
+
+Every message names the field, what was expected, what was received and, where
+there is one, the fix. The CLI prints these without a traceback.
+"""
+
+from __future__ import annotations
+
+
+class DPVocabError(Exception):
+    """Base class of every error dp-vocab raises on purpose."""
+
+
+class ParameterError(DPVocabError, ValueError):
+    """A parameter is outside its allowed range."""
+
+    def __init__(self, name: str, value: object, allowed: str, fix: str | None = None):
+        self.name, self.value, self.allowed = name, value, allowed
+        msg = f"{name}: expected {allowed}, got {value!r}."
+        if fix:
+            msg += f" {fix}"
+        super().__init__(msg)
+
+
+class BudgetExceededError(DPVocabError):
+    """The stages of a run would spend more than the declared privacy budget."""
+
+
+class RecipeError(DPVocabError):
+    """A recipe (.cfg) is malformed or names something that is not registered."""
+
+
+class CorpusError(DPVocabError):
+    """The input corpus cannot be read as configured.
+
+    ``path``, ``line`` and ``field`` locate the problem.
+    """
+
+    def __init__(self, message: str, path: object = None, line: int | None = None,
+                 field: str | None = None):
+        self.path, self.line, self.field = path, line, field
+        where = ""
+        if path is not None:
+            where = str(path)
+            if line is not None:
+                where += f":{line}"
+            where += ": "
+        if field is not None:
+            message = f"field {field!r}: {message}"
+        super().__init__(where + message)
+
+
+class OutputError(DPVocabError):
+    """The output location cannot be written as asked."""

@@ -1,0 +1,1 @@
+"""Exporters write a Release in the formats NLP tools load."""

@@ -1,0 +1,33 @@
+"""Plain files: ``vocab.txt`` (one released item per line) and ``vocab.jsonl``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..release import Release
+
+
+class PlainExporter:
+    """``vocab.txt`` always; ``vocab.jsonl`` (item, and noisy count when one was paid for)."""
+
+    name = "dp_vocab.plain.v1"
+
+    def __init__(self, jsonl: bool = True):
+        self.jsonl = bool(jsonl)
+
+    def export(self, release: Release, outdir: Path) -> list[str]:
+        outdir = Path(outdir)
+        with open(outdir / "vocab.txt", "w", encoding="utf-8", newline="\n") as f:
+            for item in release.items:
+                f.write(item.replace("\n", " ") + "\n")
+        written = ["vocab.txt"]
+        if self.jsonl:
+            with open(outdir / "vocab.jsonl", "w", encoding="utf-8", newline="\n") as f:
+                for item in release.items:
+                    rec = {"item": item}
+                    if release.counts is not None:
+                        rec["noisy_count"] = release.counts[item]
+                    f.write(json.dumps(rec, ensure_ascii=False) + "\n")
+            written.append("vocab.jsonl")
+        return written

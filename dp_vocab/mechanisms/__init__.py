@@ -1,0 +1,17 @@
+"""Set-union mechanisms. Each module is one family; registry.py registers them."""
+
+from .base import Bounded, Mechanism
+from .count import CountGaussian, CountLaplace
+from .greedy import GW, GWKT, load_public_frequencies
+from .partition import PartitionOptimal
+from .policy import PolicyGaussian, PolicyLaplace
+from .weighted import WeightedGaussian, WeightedLaplace
+
+MECHANISMS: dict[str, type[Mechanism]] = {
+    cls.name: cls for cls in (CountLaplace, CountGaussian, WeightedLaplace, WeightedGaussian,
+                              PolicyLaplace, PolicyGaussian, GW, GWKT, PartitionOptimal)
+}
+
+__all__ = ["GW", "GWKT", "MECHANISMS", "Bounded", "CountGaussian", "CountLaplace", "Mechanism",
+           "PartitionOptimal", "PolicyGaussian", "PolicyLaplace", "WeightedGaussian",
+           "WeightedLaplace", "load_public_frequencies"]

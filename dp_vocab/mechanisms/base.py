@@ -1,0 +1,159 @@
+"""The interface every set-union mechanism follows, and the shared release path.
+
+release(D) = decisions( weights( policy( bound(D, key), order(key) ) ) ):
+  1. order(key): users sorted by HMAC(key, user id)              (user_order.py)
+  2. bound: each user's set capped to Δ0 items with own randomness (_kernels.bound_rows)
+  3. weights: the mechanism's histogram over candidate items       (subclass)
+  4. decisions: item released iff ExactBernoulli(P(H[u] + Z > ρ))  (privacy/noise.py)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from .. import __version__
+from ..itemsets import ItemSets
+from ..privacy.noise import (RandomSource, bernoulli, gaussian_release_probability,
+                             laplace_release_probability)
+from ..privacy.params import check_choice, check_delta, check_epsilon, check_positive_int
+from ..release import Release
+from . import _kernels
+from .user_order import check_key, user_order
+
+_NO_RANK = np.zeros(1, dtype=np.int64)
+
+
+@dataclass(frozen=True)
+class Bounded:
+    """Per-user capped item sets (CSR, same rows as the ItemSets) and the processing order."""
+
+    order: np.ndarray    # int64 row indices, keyed-hash order
+    indptr: np.ndarray   # int64
+    items: np.ndarray    # int32 item ids, priority order within a row when it matters
+
+
+class Mechanism:
+    """Base class. Subclasses set ``name``, ``noise`` and implement ``_weights``.
+
+    Attributes every mechanism has: ``epsilon``, ``delta``, ``threshold`` (ρ), ``noise_scale``
+    (Laplace b or Gaussian σ), ``max_items_per_user`` (Δ0).
+    """
+
+    name: ClassVar[str]
+    version: ClassVar[int] = 1
+    noise: ClassVar[str]                     # "laplace" | "gaussian" | "optimal"
+    sensitivity: ClassVar[str]               # the bound the property tests check
+    support: ClassVar[str] = "positive"      # candidates: items with weight > 0 ("capped": all)
+    sampling_modes: ClassVar[tuple[str, ...]] = ("uniform", "top")
+
+    threshold: float
+    noise_scale: float
+
+    def __init__(self, epsilon: float, delta: float, max_items_per_user: int = 100,
+                 sampling: str = "uniform"):
+        self._set("epsilon", check_epsilon(epsilon))
+        self._set("delta", check_delta(delta))
+        self._set("max_items_per_user", check_positive_int(max_items_per_user, "max_items_per_user"))
+        self._set("sampling", check_choice(sampling, "sampling", self.sampling_modes))
+        self._calibrate()
+
+    # -- immutability ----------------------------------------------------------------------
+    def _set(self, name, value):
+        object.__setattr__(self, name, value)
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"{type(self).__name__} is immutable; make a new one with "
+                             f"make_mechanism({self.name!r}, ...)")
+
+    @property
+    def registry_name(self) -> str:
+        return f"dp_vocab.{self.name}.v{self.version}"
+
+    def _calibrate(self) -> None:
+        raise NotImplementedError
+
+    def params(self) -> dict:
+        return {"epsilon": self.epsilon, "delta": self.delta,
+                "max_items_per_user": self.max_items_per_user, "sampling": self.sampling}
+
+    def privacy(self) -> dict:
+        """The privacy claim, as the report prints it."""
+        return {"guarantee": f"({self.epsilon:g}, {self.delta:g})-DP, add/remove one user",
+                "sensitivity": self.sensitivity, "noise": self.noise,
+                "threshold": self.threshold, "noise_scale": self.noise_scale,
+                "release_decisions": "exact Bernoulli of the closed-form release probability "
+                                     "(no noise value is materialised)"}
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.params().items() if not isinstance(v, dict))
+        return f"{type(self).__name__}({args})"
+
+    # -- pipeline --------------------------------------------------------------------------
+    def _bound_mode(self, itemsets: ItemSets) -> tuple[int, bool, np.ndarray]:
+        """(priority mode for bound_rows, rows must stay in priority order, item ranks)."""
+        return (0 if self.sampling == "uniform" else 1), False, _NO_RANK
+
+    def bound(self, itemsets: ItemSets, key: bytes) -> Bounded:
+        order, seeds = user_order(itemsets.user_ids, key)
+        mode, ordered, rank = self._bound_mode(itemsets)
+        indptr, items = _kernels.bound_rows(
+            itemsets.indptr, itemsets.items, itemsets.counts, seeds, itemsets.vocab.hashes(),
+            rank, self.max_items_per_user, mode, ordered)
+        return Bounded(order, indptr, items)
+        # bounded: int32 ids, CSR by user, ≤ Δ0 per row
+
+    def _weights(self, bounded: Bounded, n_items: int) -> np.ndarray:
+        """Pre-noise weight of every item id (float64, length n_items)."""
+        raise NotImplementedError
+
+    def _candidates(self, bounded: Bounded, weights: np.ndarray) -> np.ndarray:
+        if self.support == "capped":
+            mask = np.zeros(weights.size, dtype=bool)
+            mask[bounded.items] = True
+            return np.flatnonzero(mask)
+        return np.flatnonzero(weights > 0)
+
+    def _histogram_arrays(self, itemsets: ItemSets, key: bytes) -> tuple[np.ndarray, np.ndarray]:
+        bounded = self.bound(itemsets, key)
+        weights = self._weights(bounded, len(itemsets.vocab))
+        cand = self._candidates(bounded, weights)
+        return cand, weights[cand]   # candidates: item ids; weights: float64, pre-noise
+
+    def histogram(self, itemsets: ItemSets, key: bytes) -> dict[str, float]:
+        """Pre-noise weights of the release candidates for the user order fixed by ``key``.
+
+        Deterministic given the key. Private: for tests and audits, never for output.
+        """
+        cand, w = self._histogram_arrays(itemsets, check_key(key))
+        strings = itemsets.vocab.strings
+        return {strings[i]: float(x) for i, x in zip(cand.tolist(), w.tolist())}
+
+    def release_probability(self, weights: np.ndarray) -> np.ndarray:
+        """P(candidate with weight w is released), in closed form."""
+        if self.noise == "laplace":
+            return laplace_release_probability(weights, self.threshold, self.noise_scale)
+        return gaussian_release_probability(weights, self.threshold, self.noise_scale)
+
+    def release(self, itemsets: ItemSets, key: bytes | None = None,
+                random: RandomSource | None = None) -> Release:
+        """Run the mechanism. ``key`` fixes the user order and bounding (fresh if None)."""
+        random = random if random is not None else RandomSource()
+        key = check_key(key) if key is not None else random.key()
+        cand, w = self._histogram_arrays(itemsets, key)
+        keep = bernoulli(self.release_probability(w), random)
+        strings = itemsets.vocab.strings
+        items = sorted(strings[i] for i in cand[keep].tolist())
+        return Release(
+            items=items, mechanism=self.registry_name, params=self.params(),
+            epsilon=self.epsilon, delta=self.delta, randomness=random.describe(),
+            privacy=self.privacy(),
+            ledger=[{"stage": "selection", "mechanism": self.registry_name,
+                     "epsilon": self.epsilon, "delta": self.delta}],
+        )
+
+
+def library_version() -> str:
+    return __version__

@@ -1,0 +1,183 @@
+"""Noise scales and release thresholds (reference/MECHANISMS.md §1-§5, golden values §13.2).
+
+All functions are pure and deterministic; they never see private data.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.special import log_ndtr, ndtri
+
+from .params import check_delta, check_epsilon, check_positive_int
+
+
+def delta_k(delta: float, k: int | np.ndarray) -> float | np.ndarray:
+    """δ_k(δ) = 1 − (1−δ)^{1/k}, evaluated without cancellation (Google ``CalculateAdjustedDelta``).
+
+    If each of k independent events has probability ≤ δ_k, none happens with probability ≥ 1−δ.
+    """
+    return -np.expm1(np.log1p(-delta) / k)
+
+
+def _log_agm_delta(sigma: float, epsilon: float, sensitivity: float) -> float:
+    """log δ(σ) for the Gaussian mechanism (Balle & Wang 2018, Thm 8), in log space."""
+    a = sensitivity / (2 * sigma) - epsilon * sigma / sensitivity
+    b = -sensitivity / (2 * sigma) - epsilon * sigma / sensitivity
+    la, lb = log_ndtr(a), log_ndtr(b)
+    inner = epsilon + lb - la
+    if inner >= 0:  # δ(σ) underflows to ≤ 0: the target certainly holds
+        return -math.inf
+    return float(la + math.log(-math.expm1(inner)))
+
+
+def agm_delta(sigma: float, epsilon: float, sensitivity: float = 1.0) -> float:
+    """Exact δ of the Gaussian mechanism with std σ and L2 sensitivity Δ at ε."""
+    return math.exp(_log_agm_delta(sigma, epsilon, sensitivity))
+
+
+def agm_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
+    """Smallest σ (to relative 1e-13, rounded up) with δ(σ) ≤ δ: the analytic Gaussian mechanism.
+
+    Relative bisection on log σ that returns the upper bracket, so the target always holds
+    (the Balle-Wang reference code stops on an absolute tolerance and can overshoot δ; §1.1).
+    """
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta, upper=1.0 - 1e-12)
+    if not sensitivity > 0:
+        raise ValueError(f"sensitivity: expected > 0, got {sensitivity!r}")
+    target = math.log(delta)
+    hi = float(sensitivity)
+    while _log_agm_delta(hi, epsilon, sensitivity) > target:
+        hi *= 2.0
+    lo = hi / 2.0
+    while _log_agm_delta(lo, epsilon, sensitivity) <= target:
+        lo /= 2.0
+    while hi / lo - 1.0 >= 1e-13:
+        mid = math.sqrt(lo * hi)
+        if _log_agm_delta(mid, epsilon, sensitivity) <= target:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+# ---- Count thresholding (§1) -------------------------------------------------------------
+
+def count_laplace(epsilon: float, delta: float, max_items: int) -> tuple[float, float]:
+    """(b, ρ) for Count-Laplace: b = Δ0/ε, ρ = 1 + (Δ0/ε)·ln(1/(2 δ_Δ0(δ)))."""
+    b = max_items / epsilon
+    rho = 1.0 + b * math.log(1.0 / (2.0 * float(delta_k(delta, max_items))))
+    return b, rho
+
+
+def count_gaussian(epsilon: float, delta: float, max_items: int) -> tuple[float, float]:
+    """(σ, ρ) for Count-Gaussian: σ = σ_AGM(ε, δ/2; √Δ0), ρ = 1 − σ·Φ⁻¹(δ_Δ0(δ/2))."""
+    sigma = agm_sigma(epsilon, delta / 2.0, math.sqrt(max_items))
+    rho = 1.0 - sigma * float(ndtri(delta_k(delta / 2.0, max_items)))
+    return sigma, rho
+
+
+# ---- Weighted / policy thresholds (§2, §3) -----------------------------------------------
+
+def policy_laplace(epsilon: float, delta: float, max_items: int) -> tuple[float, float]:
+    """(b, ρ): b = 1/ε, ρ = max_{1≤t≤Δ0} [1/t − (1/ε)·ln(2 δ_t(δ))]."""
+    t = np.arange(1, max_items + 1, dtype=np.float64)
+    rho = np.max(1.0 / t - np.log(2.0 * delta_k(delta, t)) / epsilon)
+    return 1.0 / epsilon, float(rho)
+
+
+def policy_gaussian(epsilon: float, delta: float, max_items: int) -> tuple[float, float]:
+    """(σ, ρ): σ = σ_AGM(ε, δ/2; 1), ρ = max_{1≤t≤Δ0} [1/√t − σ·Φ⁻¹(δ_t(δ/2))]."""
+    sigma = agm_sigma(epsilon, delta / 2.0)
+    return sigma, gaussian_threshold(sigma, delta / 2.0, max_items)
+
+
+def gaussian_threshold(sigma: float, delta_thr: float, max_items: int) -> float:
+    """max_{1≤t≤Δ0} [1/√t − σ·Φ⁻¹(δ_t(δ_thr))]: a user's t unique items at weight 1/√t
+    are all kept below the threshold except with probability δ_thr (§3.2, also DP-SIPS rounds)."""
+    t = np.arange(1, max_items + 1, dtype=np.float64)
+    return float(np.max(1.0 / np.sqrt(t) - sigma * ndtri(delta_k(delta_thr, t))))
+
+
+# ---- Repaired GW (§4.4) ------------------------------------------------------------------
+
+def _gw_log_keep(rho: float, epsilon: float, max_items: int) -> float:
+    """log P(none of X's capped unique items is released): one at weight ≤ 1, Δ0−1 at 0."""
+    return (math.log1p(-0.5 * math.exp(-epsilon * (rho - 1.0)))
+            + (max_items - 1) * math.log1p(-0.5 * math.exp(-epsilon * rho)))
+
+
+def gw_repaired(epsilon: float, delta: float, max_items: int) -> tuple[float, float]:
+    """(b, ρ) for GW-Δ0: b = 1/ε and the smallest ρ (rounded up, relative 1e-14) with
+    1 − (1 − ½e^{−ε(ρ−1)})·(1 − ½e^{−ερ})^{Δ0−1} ≤ δ."""
+    target = math.log1p(-delta)
+    lo, hi = 1.0, 1.0 - math.log(2.0 * delta) / epsilon + 1.0
+    while _gw_log_keep(hi, epsilon, max_items) < target:
+        hi += (hi - lo)
+    while hi - lo > 1e-14 * hi:
+        mid = 0.5 * (lo + hi)
+        if mid in (lo, hi):
+            break
+        if _gw_log_keep(mid, epsilon, max_items) >= target:
+            hi = mid
+        else:
+            lo = mid
+    return 1.0 / epsilon, hi
+
+
+# ---- Optimal partition selection (§5) ----------------------------------------------------
+
+def partition_budget(epsilon: float, delta: float, max_items: int) -> tuple[float, float]:
+    """Per-partition (ε_p, δ_p) = (ε/Δ0, 1 − (1−δ)^{1/Δ0}) for users touching ≤ Δ0 partitions."""
+    return epsilon / max_items, float(delta_k(delta, max_items))
+
+
+def pi_star_constants(epsilon: float, delta: float) -> tuple[float, int, int]:
+    """(L, n1, n2) of the optimal primitive π* (Desfontaines et al. 2022, closed form)."""
+    L = math.log1p(math.tanh(epsilon / 2.0) * (1.0 / delta - 1.0)) / epsilon
+    n1 = 1 + math.floor(L)
+    p1 = delta * math.expm1(n1 * epsilon) / math.expm1(epsilon)
+    n2 = n1 + math.floor(math.log1p(math.expm1(epsilon) * (1.0 - p1) / delta) / epsilon)
+    return L, n1, n2
+
+
+def pi_star(n: np.ndarray | int, epsilon: float, delta: float) -> np.ndarray:
+    """π*(n): the largest keep-probability of a partition with n users under (ε, δ)-DP.
+
+    π*(0)=0, π*(n) = min(e^ε π*(n−1) + δ, 1 − e^{−ε}(1 − π*(n−1) − δ), 1), in closed form.
+    """
+    n = np.asarray(n, dtype=np.float64)
+    L, n1, n2 = pi_star_constants(epsilon, delta)
+    em1 = math.expm1(epsilon)
+    p1 = delta * math.expm1(n1 * epsilon) / em1
+    low = delta * np.expm1(np.minimum(n, n1) * epsilon) / em1
+    d = np.maximum(n - n1, 0.0)
+    mid = 1.0 - np.exp(-d * epsilon) * (1.0 - p1) + delta * (-np.expm1(-d * epsilon)) / em1
+    out = np.where(n <= n1, low, np.minimum(mid, 1.0))
+    out = np.where(n > n2, 1.0, out)
+    return np.where(n <= 0, 0.0, out)
+
+
+def pi_star_recursive(n_max: int, epsilon: float, delta: float) -> np.ndarray:
+    """π*(0..n_max) by the defining recursion (test oracle for :func:`pi_star`)."""
+    out = np.zeros(n_max + 1)
+    for n in range(1, n_max + 1):
+        prev = out[n - 1]
+        out[n] = min(math.exp(epsilon) * prev + delta,
+                     1.0 - math.exp(-epsilon) * (1.0 - prev - delta), 1.0)
+    return out
+
+
+def tsgd_threshold(epsilon: float, delta: float) -> int:
+    """k = ⌈L⌉: release iff n + Z > k for k-truncated symmetric geometric noise Z (§5.2)."""
+    L, _, _ = pi_star_constants(epsilon, delta)
+    return math.ceil(L)
+
+
+__all__ = [
+    "agm_delta", "agm_sigma", "count_gaussian", "count_laplace", "delta_k", "gaussian_threshold",
+    "gw_repaired", "partition_budget", "pi_star", "pi_star_constants", "pi_star_recursive",
+    "policy_gaussian", "policy_laplace", "tsgd_threshold", "check_positive_int",
+]

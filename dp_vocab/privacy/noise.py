@@ -1,0 +1,91 @@
+"""The only place that draws randomness for keys, bounding seeds and release decisions.
+
+Release decisions never materialise a noise value (reference/MECHANISMS.md §12, option 1):
+item u is released iff ExactBernoulli(p_u) with p_u = P(H[u] + Z > ρ) computed in closed form.
+Only bits leave this module, so there are no floating-point "holes" (Mironov 2012).
+
+ExactBernoulli(p) for a double p: p·2^64 = T + f with integer T and exact fraction f ∈ [0, 1).
+Draw a uniform 64-bit word U; release iff U < T, or U == T and ExactBernoulli(f). This is exact:
+P = T/2^64 + 2^-64·f = p. The recursion is reached with probability 2^-64 per item.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+
+import numpy as np
+from scipy.special import log_ndtr
+
+_TWO64 = 2.0 ** 64
+
+
+class RandomSource:
+    """OS randomness by default; a seeded source for experiments only (stamped in reports).
+
+    >>> RandomSource().mode
+    'os'
+    """
+
+    def __init__(self, seed: int | None = None):
+        self.seed = seed
+        self._gen = None if seed is None else np.random.Generator(np.random.PCG64(seed))
+
+    @property
+    def mode(self) -> str:
+        return "os" if self._gen is None else "seeded (not for release)"
+
+    def words(self, n: int) -> np.ndarray:
+        """n independent uniform 64-bit words."""
+        if self._gen is None:
+            return np.frombuffer(os.urandom(8 * n), dtype=np.uint64).copy()
+        return self._gen.bit_generator.random_raw(n).astype(np.uint64)
+
+    def key(self) -> bytes:
+        """A fresh 32-byte key for the user order and bounding seeds."""
+        if self._gen is None:
+            return secrets.token_bytes(32)
+        return self.words(4).tobytes()
+
+    def describe(self) -> dict:
+        out = {"mode": self.mode}
+        if self.seed is not None:
+            out["seed"] = self.seed
+        return out
+
+
+def bernoulli(p: np.ndarray, source: RandomSource) -> np.ndarray:
+    """Exact independent Bernoulli(p_i) draws for an array of doubles p (see module docstring)."""
+    p = np.asarray(p, dtype=np.float64)
+    out = np.zeros(p.shape, dtype=bool)
+    if p.size == 0:
+        return out
+    one = p >= 1.0
+    out[one] = True
+    mid = np.flatnonzero((p > 0.0) & ~one)
+    if mid.size == 0:
+        return out
+    scaled = np.ldexp(p[mid], 64)          # exact: scaling by a power of two
+    whole = np.floor(scaled)
+    frac = scaled - whole                  # exact fractional part
+    t = whole.astype(np.uint64)            # < 2^64 because p < 1
+    u = source.words(mid.size)
+    res = u < t
+    tie = np.flatnonzero((u == t) & (frac > 0.0))
+    if tie.size:
+        res[tie] = bernoulli(frac[tie], source)
+    out[mid] = res
+    return out
+
+
+def laplace_release_probability(weights: np.ndarray, threshold: float, scale: float) -> np.ndarray:
+    """P(w + Lap(b) > ρ): ½e^{−(ρ−w)/b} if w ≤ ρ, else 1 − ½e^{−(w−ρ)/b}."""
+    z = (np.asarray(weights, dtype=np.float64) - threshold) / scale
+    half_tail = 0.5 * np.exp(-np.abs(z))
+    return np.where(z <= 0, half_tail, 1.0 - half_tail)
+
+
+def gaussian_release_probability(weights: np.ndarray, threshold: float, sigma: float) -> np.ndarray:
+    """P(w + N(0, σ²) > ρ) = Φ((w − ρ)/σ), accurate in both tails."""
+    z = (np.asarray(weights, dtype=np.float64) - threshold) / sigma
+    return np.exp(log_ndtr(z))

@@ -1,0 +1,219 @@
+"""Recipes: ``.cfg`` files (confection) resolved through the registries, and ``run_recipe()``.
+
+A recipe has the sections ``[paths]``, ``[run]``, ``[corpus]``, ``[items]`` (with
+``[items.tokenizer]``), ``[mechanism]``, optionally ``[budget]`` and ``[export]``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from confection import Config, ConfigValidationError
+
+from .. import __version__
+from ..errors import BudgetExceededError, DPVocabError, ParameterError, RecipeError
+from ..outputs import atomic_output_dir, check_output_dir, write_json
+from ..release import Release
+
+REQUIRED_SECTIONS = ("corpus", "items", "mechanism")
+RUN_DEFAULTS = {"seed": None, "key": None, "backend": "local"}
+
+
+@dataclass
+class RunResult:
+    release: Release
+    output: Path
+    files: list[str]
+    record: dict
+    timings: dict = field(default_factory=dict)
+
+
+def parse_override_value(text: str) -> Any:
+    """CLI values are JSON when they parse as JSON (numbers, true, null, lists), else strings."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def parse_overrides(args: list[str]) -> dict[str, Any]:
+    """``["--mechanism.epsilon", "1", "--paths.corpus=x"]`` → ``{"mechanism.epsilon": 1, ...}``."""
+    out: dict[str, Any] = {}
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if not arg.startswith("--") or "." not in arg.split("=", 1)[0]:
+            raise RecipeError(f"override {arg!r}: expected --section.key VALUE (e.g. "
+                              f"--mechanism.epsilon 1)")
+        if "=" in arg:
+            key, value = arg[2:].split("=", 1)
+            i += 1
+        else:
+            key = arg[2:]
+            if i + 1 >= len(args) or args[i + 1].startswith("--"):
+                value = "true"  # a bare flag
+                i += 1
+            else:
+                value = args[i + 1]
+                i += 2
+        out[key.replace("-", "_")] = parse_override_value(value)
+    return out
+
+
+def load_recipe(recipe, overrides: dict[str, Any] | None = None) -> Config:
+    """Read a recipe (path, text or dict) and apply dotted overrides; interpolated."""
+    overrides = dict(overrides or {})
+    try:
+        if isinstance(recipe, Config):
+            cfg = Config(recipe).interpolate() if not overrides else \
+                Config().from_str(recipe.to_str(), overrides=overrides)
+        elif isinstance(recipe, dict):
+            cfg = Config().from_str(Config(recipe).to_str(), overrides=overrides)
+        else:
+            path = Path(recipe)
+            if not path.is_file():
+                raise RecipeError(f"recipe {path}: file not found. Recipes ship in recipes/, "
+                                  f"e.g. recipes/quickstart.cfg")
+            cfg = Config().from_disk(path, overrides=overrides)
+    except ConfigValidationError as e:
+        raise RecipeError(f"recipe {recipe if not isinstance(recipe, dict) else '<dict>'}: "
+                          f"{_config_error(e)}") from None
+    missing = [s for s in REQUIRED_SECTIONS if s not in cfg]
+    if missing:
+        raise RecipeError(f"recipe: missing section [{missing[0]}]; a recipe needs "
+                          + ", ".join(f"[{s}]" for s in REQUIRED_SECTIONS))
+    run = {**RUN_DEFAULTS, **cfg.get("run", {})}
+    unknown = set(run) - set(RUN_DEFAULTS)
+    if unknown:
+        raise RecipeError(f"recipe [run]: unknown key {sorted(unknown)[0]!r}; allowed: "
+                          + ", ".join(RUN_DEFAULTS))
+    cfg["run"] = run
+    return cfg
+
+
+def _config_error(e: ConfigValidationError) -> str:
+    errors = getattr(e, "errors", None) or []
+    if errors:
+        parts = []
+        for err in errors[:3]:
+            loc = ".".join(str(x) for x in err.get("loc", []))
+            parts.append(f"{loc}: {err.get('msg')}" if loc else str(err.get("msg")))
+        return "; ".join(parts)
+    return str(e).strip().splitlines()[0]
+
+
+def resolve_recipe(cfg: Config) -> dict:
+    """Build the objects the recipe names (reader, extractor, mechanism, exporter)."""
+    from ..registry import registry
+    sections = {k: v for k, v in cfg.items() if k in ("corpus", "items", "mechanism", "export")}
+    try:
+        resolved = registry.resolve(Config(sections), validate=True)
+    except ConfigValidationError as e:
+        raise RecipeError(f"recipe: {_config_error(e)}") from None
+    except TypeError as e:
+        raise RecipeError(f"recipe: {e}") from None
+    except Exception as e:  # catalogue's RegistryError has no public class to import
+        if type(e).__name__ == "RegistryError":
+            raise RecipeError(f"recipe: {str(e).splitlines()[0]} Run `dp-vocab mechanisms` "
+                              f"for the registered names.") from None
+        raise
+    return resolved
+
+
+def check_budget(cfg: Config, mechanism) -> dict:
+    """The declared total budget; the mechanism's spend must fit before any data is read."""
+    budget = dict(cfg.get("budget", {}) or {})
+    if not budget:
+        return {"epsilon": mechanism.epsilon, "delta": mechanism.delta, "declared": False}
+    for k in ("epsilon", "delta"):
+        if k not in budget:
+            raise RecipeError(f"recipe [budget]: missing {k}; declare both epsilon and delta")
+    eps, delta = float(budget["epsilon"]), float(budget["delta"])
+    slack = 1e-12
+    if mechanism.epsilon > eps * (1 + slack) or mechanism.delta > delta * (1 + slack):
+        raise BudgetExceededError(
+            f"budget exceeded: the mechanism spends (ε={mechanism.epsilon:g}, "
+            f"δ={mechanism.delta:g}) but [budget] allows (ε={eps:g}, δ={delta:g}). Lower "
+            f"mechanism.epsilon/delta or raise budget.epsilon/delta. Nothing was read or written.")
+    return {"epsilon": eps, "delta": delta, "declared": True}
+
+
+def run_recipe(recipe, output, overrides: dict[str, Any] | None = None, force: bool = False,
+               progress: Callable | None = None) -> RunResult:
+    """Run a recipe end to end and write the release atomically into ``output``.
+
+    Order: parse and validate everything (recipe, parameters, budget, output location), then
+    read private data, then release, then write all outputs at once.
+    """
+    from ..extraction import extract_itemsets
+    from ..privacy.noise import RandomSource
+
+    cfg = load_recipe(recipe, overrides)
+    check_output_dir(output, force)
+    objs = resolve_recipe(cfg)
+    mechanism, reader, extractor = objs["mechanism"], objs["corpus"], objs["items"]
+    exporter = objs.get("export")
+    budget = check_budget(cfg, mechanism)
+    run = cfg["run"]
+    if run["backend"] != "local":
+        raise ParameterError("run.backend", run["backend"], "'local'",
+                             "Other backends are not available in this version.")
+    seed = run["seed"]
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+        raise ParameterError("run.seed", seed, "null (OS randomness) or an integer >= 0")
+    random = RandomSource(seed)
+    key = run["key"]
+    if key is not None:
+        from ..mechanisms.user_order import check_key
+        key = check_key(key)
+
+    timings = {}
+    t0 = time.perf_counter()
+    itemsets = extract_itemsets(reader, extractor,
+                                on_progress=(lambda: progress(reader)) if progress else None)
+    timings["extract_s"] = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    release = mechanism.release(itemsets, key=key, random=random)
+    timings["release_s"] = time.perf_counter() - t1
+    del itemsets
+
+    record = {
+        "library": {"name": "dp-vocab", "version": __version__},
+        **release.to_privacy_record(),
+        "budget": budget,
+        "user_order_key": "given in recipe (reproducible run)" if key is not None
+        else "fresh random key, not stored",
+        "corpus": reader.describe(),
+        "items": extractor.describe(),
+        "backend": run["backend"],
+    }
+    _assert_finite(record)
+    with atomic_output_dir(output, force) as tmp:
+        files = []
+        from ..export.plain import PlainExporter
+        exporters = [PlainExporter()] if exporter is None else [exporter]
+        if not any(isinstance(e, PlainExporter) for e in exporters):
+            exporters.insert(0, PlainExporter())
+        for e in exporters:
+            files += e.export(release, tmp)
+        write_json(tmp / "privacy.json", record)
+        cfg.to_disk(tmp / "recipe.cfg")
+        files += ["privacy.json", "recipe.cfg"]
+    return RunResult(release=release, output=Path(output), files=files, record=record,
+                     timings=timings)
+
+
+def _assert_finite(obj) -> None:
+    if isinstance(obj, float) and not math.isfinite(obj):
+        raise DPVocabError("internal error: a non-finite number in privacy.json")
+    if isinstance(obj, dict):
+        for v in obj.values():
+            _assert_finite(v)
+    if isinstance(obj, list):
+        for v in obj:
+            _assert_finite(v)

@@ -1,0 +1,131 @@
+"""Every registered function, in one place, under versioned names (``dp_vocab.NAME.vN``).
+
+Recipes refer to these with ``@readers``, ``@tokenizers``, ``@extractors``, ``@mechanisms`` and
+``@exporters``; plugins may add their own through the ``dp_vocab_*`` entry points.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import catalogue
+import confection
+
+from .errors import ParameterError
+
+
+class registry(confection.registry):
+    readers = catalogue.create("dp_vocab", "readers", entry_points=True)
+    tokenizers = catalogue.create("dp_vocab", "tokenizers", entry_points=True)
+    extractors = catalogue.create("dp_vocab", "extractors", entry_points=True)
+    mechanisms = catalogue.create("dp_vocab", "mechanisms", entry_points=True)
+    exporters = catalogue.create("dp_vocab", "exporters", entry_points=True)
+
+
+# ---- readers ----------------------------------------------------------------------------------
+
+@registry.readers("dp_vocab.jsonl.v1")
+def jsonl_reader(path: str, user_field: str = "user", text_field: str = "text",
+                 on_error: str = "raise"):
+    from .corpora import JsonlReader
+    return JsonlReader(path, user_field=user_field, text_field=text_field, on_error=on_error)
+
+
+@registry.readers("dp_vocab.csv.v1")
+def csv_reader(path: str, user_field: str = "user", text_field: str = "text",
+               delimiter: str = ",", on_error: str = "raise"):
+    from .corpora import CsvReader
+    return CsvReader(path, user_field=user_field, text_field=text_field, delimiter=delimiter,
+                     on_error=on_error)
+
+
+@registry.readers("dp_vocab.text_folder.v1")
+def text_folder_reader(path: str, pattern: str = "*.txt", user_per: str = "file",
+                       on_error: str = "raise"):
+    from .corpora import TextDirReader
+    return TextDirReader(path, pattern=pattern, user_per=user_per, on_error=on_error)
+
+
+# ---- tokenizers -------------------------------------------------------------------------------
+
+@registry.tokenizers("dp_vocab.regex.v1")
+def regex_tokenizer(pattern: str = r"\w+(?:['’]\w+)*|[^\w\s]"):
+    from .text.tokenizers import RegexTokenizer
+    return RegexTokenizer(pattern)
+
+
+@registry.tokenizers("dp_vocab.spacy.v1")
+def spacy_tokenizer(lang: str = "en"):
+    from .text.tokenizers import SpacyTokenizer
+    return SpacyTokenizer(lang)
+
+
+@registry.tokenizers("dp_vocab.hf_pre_tokenizer.v1")
+def hf_pre_tokenizer(kind: str = "whitespace"):
+    from .text.tokenizers import HFPreTokenizer
+    return HFPreTokenizer(kind)
+
+
+# ---- extractors -------------------------------------------------------------------------------
+
+@registry.extractors("dp_vocab.items.v1")
+def item_extractor(tokenizer, n_min: int = 1, n_max: int = 1, lowercase: bool = True,
+                   nfkc: bool = True, max_length: int = 50, joiner: str = " "):
+    from .text.extract import ItemExtractor
+    return ItemExtractor(tokenizer, n_min=n_min, n_max=n_max, lowercase=lowercase, nfkc=nfkc,
+                         max_length=max_length, joiner=joiner)
+
+
+# ---- mechanisms -------------------------------------------------------------------------------
+
+def _register_mechanisms() -> None:
+    from .mechanisms import MECHANISMS
+    for short, cls in MECHANISMS.items():
+        registry.mechanisms.register(f"dp_vocab.{short}.v{cls.version}", func=cls)
+
+
+_register_mechanisms()
+
+
+def resolve_mechanism_name(name: str) -> str:
+    if not isinstance(name, str):
+        raise ParameterError("mechanism", name, "a mechanism name such as 'policy_gaussian'")
+    full = name if name.startswith("dp_vocab.") else f"dp_vocab.{name}.v1"
+    if full not in registry.mechanisms.get_all():
+        known = ", ".join(sorted(mechanism_names()))
+        raise ParameterError("mechanism", name, f"one of: {known}",
+                             "Run `dp-vocab mechanisms` to list them with their parameters.")
+    return full
+
+
+def mechanism_names() -> list[str]:
+    return [n.split(".")[1] for n in registry.mechanisms.get_all()]
+
+
+def make_mechanism(name: str, **params):
+    cls = registry.mechanisms.get(resolve_mechanism_name(name))
+    sig = inspect.signature(cls.__init__)
+    unknown = [k for k in params if k not in sig.parameters]
+    if unknown:
+        allowed = [p for p in sig.parameters if p != "self"]
+        raise ParameterError(f"{name}.{unknown[0]}", params[unknown[0]],
+                             "a parameter of this mechanism: " + ", ".join(allowed))
+    try:
+        return cls(**params)
+    except TypeError as e:  # a required parameter is missing
+        raise ParameterError(name, params, f"its required parameters ({e})") from None
+
+
+def mechanism_parameters(name: str) -> list[tuple[str, object]]:
+    """(parameter, default or inspect.Parameter.empty) for a registered mechanism."""
+    cls = registry.mechanisms.get(resolve_mechanism_name(name))
+    return [(p.name, p.default) for p in inspect.signature(cls.__init__).parameters.values()
+            if p.name != "self"]
+
+
+# ---- exporters --------------------------------------------------------------------------------
+
+@registry.exporters("dp_vocab.plain.v1")
+def plain_exporter(jsonl: bool = True):
+    from .export.plain import PlainExporter
+    return PlainExporter(jsonl=jsonl)

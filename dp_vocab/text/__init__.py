@@ -1,0 +1,1 @@
+"""Text to items: normalisation, tokenizers and the n-gram extractor."""

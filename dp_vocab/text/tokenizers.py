@@ -1,0 +1,78 @@
+"""Tokenizers behind one interface: ``tokenizer(text) -> list[str]`` plus ``describe()``.
+
+The regex default is the fast path; spaCy and Hugging Face pre-tokenizers are options for
+matching a downstream pipeline (their cost shows in the progress display).
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..errors import ParameterError
+
+# Words (Unicode letters/digits/underscore, with inner apostrophes: "doesn't") or one
+# non-space symbol each.
+DEFAULT_PATTERN = r"\w+(?:['’]\w+)*|[^\w\s]"
+
+
+class RegexTokenizer:
+    """Unicode-aware regex tokenizer: words and single punctuation marks."""
+
+    def __init__(self, pattern: str = DEFAULT_PATTERN):
+        try:
+            self._findall = re.compile(pattern).findall
+        except re.error as e:
+            raise ParameterError("pattern", pattern, f"a valid regular expression ({e})") from None
+        if re.compile(pattern).groups:
+            raise ParameterError("pattern", pattern, "a regular expression without capturing "
+                                 "groups", "Use (?:...) for grouping.")
+        self.pattern = pattern
+
+    def __call__(self, text: str) -> list[str]:
+        return self._findall(text)
+
+    def describe(self) -> dict:
+        return {"tokenizer": "regex", "pattern": self.pattern}
+
+
+class SpacyTokenizer:
+    """The rule-based tokenizer of ``spacy.blank(lang)``; whitespace tokens are dropped."""
+
+    def __init__(self, lang: str = "en"):
+        import spacy
+        try:
+            self._tokenizer = spacy.blank(lang).tokenizer
+        except (ImportError, KeyError, ValueError) as e:
+            raise ParameterError("lang", lang, "a spaCy language code such as 'en', 'de', 'xx'",
+                                 str(e).splitlines()[0]) from None
+        self.lang = lang
+
+    def __call__(self, text: str) -> list[str]:
+        return [t.text for t in self._tokenizer(text) if not t.is_space]
+
+    def describe(self) -> dict:
+        return {"tokenizer": "spacy", "lang": self.lang}
+
+
+HF_PRE_TOKENIZERS = ("whitespace", "whitespace_split", "bert", "byte_level", "metaspace")
+
+
+class HFPreTokenizer:
+    """A Hugging Face ``tokenizers`` pre-tokenizer: Whitespace, BERT, ByteLevel, ..."""
+
+    def __init__(self, kind: str = "whitespace"):
+        from tokenizers import pre_tokenizers as pt
+        makers = {"whitespace": pt.Whitespace, "whitespace_split": pt.WhitespaceSplit,
+                  "bert": pt.BertPreTokenizer,
+                  "byte_level": lambda: pt.ByteLevel(add_prefix_space=False),
+                  "metaspace": pt.Metaspace}
+        if kind not in makers:
+            raise ParameterError("kind", kind, "one of " + ", ".join(HF_PRE_TOKENIZERS))
+        self._pre = makers[kind]()
+        self.kind = kind
+
+    def __call__(self, text: str) -> list[str]:
+        return [piece for piece, _ in self._pre.pre_tokenize_str(text)]
+
+    def describe(self) -> dict:
+        return {"tokenizer": "hf_pre_tokenizer", "kind": self.kind}
