@@ -1,0 +1,176 @@
+"""The shared suite every mechanism passes (MECHANISMS.md §13.1): sensitivity on random
+neighbouring databases with the same order key, caps, order, output contract."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dp_vocab import ItemSets, make_mechanism
+from dp_vocab.mechanisms import MECHANISMS
+from dp_vocab.mechanisms.user_order import user_order
+from dp_vocab.privacy.noise import RandomSource
+
+ALPHABET = [f"w{i}" for i in range(10)]
+PUBLIC = {f"w{i}": float(10 - i) for i in range(5)}  # w5..w9 are missing from the public table
+
+
+def params(name, tight):
+    """``tight``: tiny cutoff Γ so that users fill items and the caps and cascades engage."""
+    p = dict(epsilon=8.0, delta=0.4, max_items_per_user=3) if tight else \
+        dict(epsilon=3.0, delta=1e-5, max_items_per_user=4)
+    if name in ("policy_laplace", "policy_gaussian", "gw", "gw_kt") and tight:
+        p["alpha"] = 0.5
+    if name == "gw_kt":
+        p["public_frequencies"] = PUBLIC
+    return p
+
+
+CASES = [(n, t) for n in MECHANISMS for t in (True, False)]
+IDS = [f"{n}-{'tight' if t else 'default'}" for n, t in CASES]
+
+user_ids = st.one_of(st.text(alphabet="abcxyz", min_size=1, max_size=3), st.integers(0, 30))
+databases = st.dictionaries(user_ids, st.lists(st.sampled_from(ALPHABET), max_size=9),
+                            min_size=1, max_size=9)
+keys = st.binary(min_size=32, max_size=32)
+
+
+def bounded_sets(mech, itemsets, key):
+    b = mech.bound(itemsets, key)
+    v = itemsets.vocab
+    return {uid: [v[int(i)] for i in b.items[b.indptr[r]:b.indptr[r + 1]]]
+            for r, uid in enumerate(itemsets.user_ids)}
+
+
+def vec(hist, keys_):
+    return np.array([hist.get(k, 0.0) for k in keys_])
+
+
+@pytest.mark.parametrize("name,tight", CASES, ids=IDS)
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(db=databases, key=keys, data=st.data())
+def test_sensitivity_and_caps_on_neighbours(name, tight, db, key, data):
+    mech = make_mechanism(name, **params(name, tight))
+    d0 = mech.max_items_per_user
+    D = ItemSets.from_user_items(db.items())
+    x = data.draw(st.sampled_from(sorted(db, key=repr)))
+    Dp = D.without_users([x])
+
+    # bounding: |S_i| = min(Δ0, |W_i|), S_i ⊆ W_i, identical in D and D' for common users
+    S, Sp = bounded_sets(mech, D, key), bounded_sets(mech, Dp, key)
+    for uid, s in S.items():
+        assert len(s) == len(set(s)) == min(d0, len(set(db[uid])))
+        assert set(s) <= set(db[uid])
+        if uid != x:
+            assert s == Sp[uid]
+
+    h, hp = mech.histogram(D, key), mech.histogram(Dp, key)
+    assert h == mech.histogram(D, key)  # deterministic given the key
+    allk = sorted(set(h) | set(hp))
+    diff = vec(h, allk) - vec(hp, allk)
+    sx = set(S[x])
+    others = set().union(*(set(s) for u, s in S.items() if u != x)) if len(S) > 1 else set()
+    unique_x = sx - others
+    newly = set(h) - set(hp)
+    assert set(hp) <= set(h)
+    assert newly <= unique_x  # only X's capped items held by nobody else become candidates
+    if mech.support == "positive":
+        assert newly == unique_x
+
+    fam = name
+    if fam in ("count_laplace", "count_gaussian", "partition_optimal"):
+        assert {k for k, d in zip(allk, diff) if d != 0} == sx
+        assert np.all((diff == 0) | (diff == 1))
+        assert np.abs(diff).sum() <= d0 and math.sqrt((diff ** 2).sum()) <= math.sqrt(d0) + 1e-12
+    elif fam == "weighted_laplace":
+        assert {k for k, d in zip(allk, diff) if d != 0} == sx
+        assert np.abs(diff).sum() == pytest.approx(1.0 if sx else 0.0, abs=1e-9)
+    elif fam == "weighted_gaussian":
+        assert {k for k, d in zip(allk, diff) if d != 0} == sx
+        assert np.sqrt((diff ** 2).sum()) == pytest.approx(1.0 if sx else 0.0, abs=1e-9)
+    elif fam == "policy_laplace":
+        assert np.abs(diff).sum() <= 1 + 1e-9
+        assert np.all(diff >= -1e-12)  # monotone: H(D) ≥ H(D')
+        assert all(0 <= w <= mech.cutoff for w in h.values())
+        for k in unique_x:
+            assert h[k] <= 1 / len(unique_x) + 1e-12
+    elif fam == "policy_gaussian":
+        assert np.sqrt((diff ** 2).sum()) <= 1 + 1e-9
+        assert all(0 <= w <= mech.cutoff + 1e-12 for w in h.values())
+        for k in unique_x:
+            assert h[k] <= 1 / math.sqrt(len(unique_x)) + 1e-12
+    elif fam in ("gw", "gw_kt"):
+        assert np.abs(diff).sum() <= 1 + 1e-9
+        assert np.all(diff >= -1e-12)
+        positive = [k for k in unique_x if h[k] > 0]
+        assert len(positive) <= 1 and all(h[k] <= 1 + 1e-12 for k in positive)
+        assert all(0 <= w <= mech.cutoff for w in h.values())
+    else:  # a new mechanism must declare its sensitivity check here
+        pytest.fail(f"no sensitivity oracle for {name}")
+
+
+@given(db=databases, key=keys, other=keys, data=st.data())
+@settings(max_examples=100, deadline=None)
+def test_user_order_depends_only_on_key_and_ids(db, key, other, data):
+    ids = list(db)
+    x = data.draw(st.sampled_from(ids))
+    order, seeds = user_order(ids, key)
+    rest = [u for u in ids if u != x]
+    order_p, seeds_p = user_order(rest, key)
+    assert [ids[i] for i in order if ids[i] != x] == [rest[i] for i in order_p]
+    assert dict(zip(rest, seeds_p.tolist())) == {u: s for u, s in zip(ids, seeds.tolist()) if u != x}
+
+
+def test_different_keys_permute_users():
+    ids = [f"user{i}" for i in range(50)]
+    a, _ = user_order(ids, b"a" * 32)
+    b, _ = user_order(ids, b"b" * 32)
+    assert sorted(a.tolist()) == sorted(b.tolist()) == list(range(50)) and a.tolist() != b.tolist()
+    # not the input order, not sorted ids
+    assert a.tolist() != list(range(50))
+
+
+@pytest.mark.parametrize("name,tight", CASES, ids=IDS)
+def test_release_contract(name, tight):
+    mech = make_mechanism(name, **params(name, tight))
+    db = {f"u{i}": ["w0", "w1", "w2"] + [f"w{3 + i % 7}"] for i in range(40)}
+    D = ItemSets.from_user_items(db.items())
+    rel = mech.release(D, random=RandomSource(seed=1))
+    assert rel.items == sorted(rel.items) and len(set(rel.items)) == len(rel.items)
+    assert set(rel.items) <= set(ALPHABET)
+    assert rel.counts is None
+    assert rel.epsilon == mech.epsilon and rel.delta == mech.delta
+    assert rel.mechanism == f"dp_vocab.{name}.v1"
+    assert rel.randomness["mode"].startswith("seeded")
+    rec = rel.to_privacy_record()
+    assert rec["released_items"] == len(rel.items)
+    # the same seed gives the same key and decisions: the same release
+    again = mech.release(D, random=RandomSource(seed=1))
+    assert again.items == rel.items
+
+
+@pytest.mark.parametrize("name", list(MECHANISMS))
+def test_parameters_are_validated(name):
+    from dp_vocab.errors import ParameterError
+    base = params(name, False)
+    for field, bad in (("epsilon", 0), ("epsilon", -1.0), ("epsilon", float("inf")),
+                       ("delta", 0.0), ("delta", 0.7), ("max_items_per_user", 0),
+                       ("max_items_per_user", 2.5)):
+        with pytest.raises(ParameterError, match=field):
+            make_mechanism(name, **{**base, field: bad})
+    with pytest.raises(ParameterError, match="not_a_param"):
+        make_mechanism(name, **base, not_a_param=1)
+
+
+def test_mechanisms_are_immutable():
+    m = make_mechanism("count_laplace", epsilon=1, delta=1e-5, max_items_per_user=1)
+    with pytest.raises(AttributeError):
+        m.epsilon = 100
+
+
+def test_unknown_mechanism_lists_the_known_ones():
+    from dp_vocab.errors import ParameterError
+    with pytest.raises(ParameterError, match="policy_gaussian"):
+        make_mechanism("greedy_by_gap", epsilon=1, delta=1e-5)
