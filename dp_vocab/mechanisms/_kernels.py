@@ -90,8 +90,11 @@ def l1_descent(order, indptr, items, n_items, gamma):
             else:
                 lam = prev + rem / (n - i)
                 break
+        # Filled iff its gap is one the loop paid for in full (gap ≤ prev): decided on the
+        # same floats, so filled items sit at Γ exactly and the others get +λ* < their gap.
+        fill = np.inf if lam == np.inf else prev
         for k in range(n):
-            if gaps[k] <= lam:
+            if gaps[k] <= fill:
                 hist[idx[k]] = gamma
             else:
                 hist[idx[k]] += lam
