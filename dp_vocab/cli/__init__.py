@@ -52,21 +52,19 @@ def run(ctx: typer.Context,
 def mechanisms():
     """List the registered mechanisms with their parameters and defaults."""
     from rich.console import Console
-    from rich.table import Table
 
     from ..mechanisms import MECHANISMS
     from ..registry import mechanism_parameters, registry
 
-    table = Table(title="Registered mechanisms", show_lines=False)
-    for col in ("name", "registry name", "noise", "parameters (default)"):
-        table.add_column(col)
+    console = Console(soft_wrap=True, highlight=False)
     for full in sorted(registry.mechanisms.get_all()):
         short = full.split(".")[1]
         cls = MECHANISMS.get(short)
+        summary = getattr(cls, "summary", "")
+        console.print(f"[bold]{short}[/]  {full}: {summary}")
         params = ", ".join(p if d is inspect.Parameter.empty else f"{p}={d!r}"
                            for p, d in mechanism_parameters(short))
-        table.add_row(short, full, getattr(cls, "noise", "?"), params)
-    Console().print(table)
+        console.print(f"    parameters: {params}", markup=False)
 
 
 def main() -> None:

@@ -43,6 +43,7 @@ class Mechanism:
     """
 
     name: ClassVar[str]
+    summary: ClassVar[str]                   # one line for `dp-vocab mechanisms`
     version: ClassVar[int] = 1
     noise: ClassVar[str]                     # "laplace" | "gaussian" | "optimal"
     sensitivity: ClassVar[str]               # the bound the property tests check

@@ -24,6 +24,7 @@ class CountLaplace(Mechanism):
     """
 
     name = "count_laplace"
+    summary = "user counts with per-user cap Δ0, Laplace noise"
     noise = "laplace"
     sensitivity = "H(D) - H(D') = indicator of S_X: L1 <= Δ0, L2 <= sqrt(Δ0), Linf <= 1"
 
@@ -46,6 +47,7 @@ class CountGaussian(Mechanism):
     """
 
     name = "count_gaussian"
+    summary = "user counts with per-user cap Δ0, analytic Gaussian noise"
     noise = "gaussian"
     sensitivity = "H(D) - H(D') = indicator of S_X: L2 <= sqrt(Δ0)"
 

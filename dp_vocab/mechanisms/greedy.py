@@ -45,6 +45,7 @@ class GW(Mechanism):
     """
 
     name = "gw"
+    summary = "repaired greedy without sampling: fill own most frequent items first"
     noise = "laplace"
     support = "capped"
     sensitivity = ("L1 <= 1 and H(D) >= H(D'); at most one unique item of the removed user has "
@@ -86,6 +87,7 @@ class GWKT(GW):
     """
 
     name = "gw_kt"
+    summary = "repaired GW with priority from public frequencies"
 
     def __init__(self, epsilon, delta, public_frequencies, max_items_per_user=100, alpha=3.0):
         freqs, source = _load_public(public_frequencies)

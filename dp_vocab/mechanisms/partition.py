@@ -24,6 +24,7 @@ class PartitionOptimal(Mechanism):
     """
 
     name = "partition_optimal"
+    summary = "optimal keep-probability π*(n) (Desfontaines et al.), best at Δ0 = 1"
     noise = "optimal"
     sensitivity = "H(D) - H(D') = indicator of S_X (user counts), at most Δ0 items"
     sampling_modes = ("uniform",)

@@ -14,10 +14,8 @@ from .base import Mechanism
 
 
 class _Policy(Mechanism):
-    default_alpha: float
-
-    def __init__(self, epsilon, delta, max_items_per_user=100, sampling="uniform", alpha=None):
-        self._set("alpha", check_nonnegative(self.default_alpha if alpha is None else alpha, "alpha"))
+    def _init(self, epsilon, delta, max_items_per_user, sampling, alpha):
+        self._set("alpha", check_nonnegative(alpha, "alpha"))
         super().__init__(epsilon, delta, max_items_per_user, sampling)
 
     def _calibrate(self):
@@ -47,8 +45,11 @@ class PolicyLaplace(_Policy):
 
     name = "policy_laplace"
     noise = "laplace"
+    summary = "Gopi et al. L1-descent policy; cutoff Γ = ρ + α/ε"
     sensitivity = "L1 <= 1 and H(D) >= H(D') coordinatewise (l1-contractive L1-descent)"
-    default_alpha = 3.0
+
+    def __init__(self, epsilon, delta, max_items_per_user=100, sampling="uniform", alpha=3.0):
+        self._init(epsilon, delta, max_items_per_user, sampling, alpha)
 
     def _scale_threshold(self):
         return calibrate.policy_laplace(self.epsilon, self.delta, self.max_items_per_user)
@@ -70,8 +71,11 @@ class PolicyGaussian(_Policy):
 
     name = "policy_gaussian"
     noise = "gaussian"
+    summary = "Gopi et al. L2-descent policy; cutoff Γ = ρ + α·σ"
     sensitivity = "L2 <= 1 (l2-contractive L2-descent)"
-    default_alpha = 5.0
+
+    def __init__(self, epsilon, delta, max_items_per_user=100, sampling="uniform", alpha=5.0):
+        self._init(epsilon, delta, max_items_per_user, sampling, alpha)
 
     def _scale_threshold(self):
         return calibrate.policy_gaussian(self.epsilon, self.delta, self.max_items_per_user)

@@ -26,6 +26,7 @@ class WeightedLaplace(Mechanism):
     """
 
     name = "weighted_laplace"
+    summary = "each user spreads weight 1 over its items (L1), Laplace noise"
     noise = "laplace"
     sensitivity = "L1 = 1 (only the removed user's items change)"
 
@@ -48,6 +49,7 @@ class WeightedGaussian(Mechanism):
     """
 
     name = "weighted_gaussian"
+    summary = "each user spreads L2 norm 1 over its items, Gaussian noise"
     noise = "gaussian"
     sensitivity = "L2 = 1 (only the removed user's items change)"
 

@@ -18,6 +18,7 @@ from confection import Config, ConfigValidationError
 from .. import __version__
 from ..errors import BudgetExceededError, DPVocabError, ParameterError, RecipeError
 from ..outputs import atomic_output_dir, check_output_dir, write_json
+from ..privacy.params import check_delta, check_epsilon
 from ..release import Release
 
 REQUIRED_SECTIONS = ("corpus", "items", "mechanism")
@@ -107,12 +108,12 @@ def _config_error(e: ConfigValidationError) -> str:
     return str(e).strip().splitlines()[0]
 
 
-def resolve_recipe(cfg: Config) -> dict:
-    """Build the objects the recipe names (reader, extractor, mechanism, exporter)."""
+def resolve_sections(cfg: Config, names: tuple[str, ...]) -> dict:
+    """Build the objects the named recipe sections describe (reader, extractor, mechanism...)."""
     from ..registry import registry
-    sections = {k: v for k, v in cfg.items() if k in ("corpus", "items", "mechanism", "export")}
+    sections = {k: cfg[k] for k in names if k in cfg}
     try:
-        resolved = registry.resolve(Config(sections), validate=True)
+        return registry.resolve(Config(sections), validate=True)
     except ConfigValidationError as e:
         raise RecipeError(f"recipe: {_config_error(e)}") from None
     except TypeError as e:
@@ -122,7 +123,6 @@ def resolve_recipe(cfg: Config) -> dict:
             raise RecipeError(f"recipe: {str(e).splitlines()[0]} Run `dp-vocab mechanisms` "
                               f"for the registered names.") from None
         raise
-    return resolved
 
 
 def check_budget(cfg: Config, mechanism) -> dict:
@@ -133,7 +133,8 @@ def check_budget(cfg: Config, mechanism) -> dict:
     for k in ("epsilon", "delta"):
         if k not in budget:
             raise RecipeError(f"recipe [budget]: missing {k}; declare both epsilon and delta")
-    eps, delta = float(budget["epsilon"]), float(budget["delta"])
+    eps = check_epsilon(budget["epsilon"], "budget.epsilon")
+    delta = check_delta(budget["delta"], "budget.delta")
     slack = 1e-12
     if mechanism.epsilon > eps * (1 + slack) or mechanism.delta > delta * (1 + slack):
         raise BudgetExceededError(
@@ -155,10 +156,10 @@ def run_recipe(recipe, output, overrides: dict[str, Any] | None = None, force: b
 
     cfg = load_recipe(recipe, overrides)
     check_output_dir(output, force)
-    objs = resolve_recipe(cfg)
-    mechanism, reader, extractor = objs["mechanism"], objs["corpus"], objs["items"]
-    exporter = objs.get("export")
+    mechanism = resolve_sections(cfg, ("mechanism",))["mechanism"]
     budget = check_budget(cfg, mechanism)
+    objs = resolve_sections(cfg, ("corpus", "items", "export"))
+    reader, extractor, exporter = objs["corpus"], objs["items"], objs.get("export")
     run = cfg["run"]
     if run["backend"] != "local":
         raise ParameterError("run.backend", run["backend"], "'local'",

@@ -1,0 +1,153 @@
+"""End-to-end runs through the Python API and the CLI on the bundled corpus."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from dp_vocab.cli import app
+from dp_vocab.errors import BudgetExceededError, OutputError
+from dp_vocab.recipes import parse_overrides, run_recipe
+
+REPO = Path(__file__).resolve().parents[1]
+QUICKSTART = REPO / "recipes" / "quickstart.cfg"
+SAMPLE = REPO / "corpora" / "reddit_college_sample.jsonl.gz"
+runner = CliRunner()
+
+# Nothing computed from private data without noise may reach privacy.json
+FORBIDDEN_KEYS = {"n_users", "users", "num_users", "union_size", "n_documents", "documents",
+                  "true_counts", "counts", "tokens", "n_tokens", "skipped"}
+
+
+def _keys(obj):
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            yield k
+            yield from _keys(v)
+    elif isinstance(obj, list):
+        for v in obj:
+            yield from _keys(v)
+
+
+def small_corpus(tmp_path, n_users=60):
+    p = tmp_path / "small.jsonl"
+    with open(p, "w", encoding="utf-8") as f:
+        for i in range(n_users):
+            f.write(json.dumps({"user": f"u{i}", "text": f"the cat sat on the mat {i}"}) + "\n")
+    return p
+
+
+def test_quickstart_cli_end_to_end(tmp_path):
+    out = tmp_path / "qs"
+    res = runner.invoke(app, ["run", str(QUICKSTART), "--output", str(out),
+                              "--paths.corpus", str(SAMPLE)])
+    assert res.exit_code == 0, res.output
+    vocab = (out / "vocab.txt").read_text(encoding="utf-8").splitlines()
+    assert len(vocab) > 200 and vocab == sorted(vocab)
+    assert {"the", "college", "."} <= set(vocab)
+    record = json.loads((out / "privacy.json").read_text(encoding="utf-8"))
+    assert record["mechanism"] == "dp_vocab.policy_gaussian.v1"
+    assert record["guarantee"]["epsilon"] == 3.0 and record["guarantee"]["delta"] == 1e-5
+    assert record["parameters"]["max_items_per_user"] == 100
+    assert record["randomness"]["mode"] == "os"
+    assert record["library"]["version"]
+    assert record["released_items"] == len(vocab)
+    assert not FORBIDDEN_KEYS & set(_keys(record))
+    assert (out / "recipe.cfg").read_text().count("policy_gaussian") == 1
+    assert not list(tmp_path.glob(".qs.tmp-*"))
+
+
+def test_overrides_reach_the_mechanism(tmp_path):
+    res = run_recipe(QUICKSTART, tmp_path / "o", overrides=parse_overrides([
+        "--paths.corpus", str(small_corpus(tmp_path)), "--mechanism.epsilon", "1",
+        "--mechanism.@mechanisms", "dp_vocab.policy_laplace.v1", "--run.seed", "3"]))
+    assert res.record["guarantee"]["epsilon"] == 1.0
+    assert res.record["mechanism"] == "dp_vocab.policy_laplace.v1"
+    assert res.record["randomness"] == {"mode": "seeded (not for release)", "seed": 3}
+    again = run_recipe(QUICKSTART, tmp_path / "o2", overrides={
+        "paths.corpus": str(small_corpus(tmp_path)), "mechanism.epsilon": 1,
+        "mechanism.@mechanisms": "dp_vocab.policy_laplace.v1", "run.seed": 3})
+    assert again.release.items == res.release.items  # seeded runs agree
+
+
+def test_budget_is_checked_before_reading(tmp_path):
+    out = tmp_path / "o"
+    with pytest.raises(BudgetExceededError, match="budget exceeded"):
+        run_recipe(QUICKSTART, out, overrides={"mechanism.epsilon": 5.0,
+                                               "paths.corpus": str(tmp_path / "missing.jsonl")})
+    assert not out.exists()
+    res = runner.invoke(app, ["run", str(QUICKSTART), "-o", str(out), "--mechanism.epsilon", "5"])
+    assert res.exit_code == 2 and "budget exceeded" in res.output and "Traceback" not in res.output
+    assert not out.exists()
+
+
+def test_bad_corpus_exits_nonzero_with_location_and_writes_nothing(tmp_path):
+    p = tmp_path / "bad.jsonl"
+    p.write_bytes(b'{"user": "a", "text": "fine"}\n{"user": "b", "txt": "oops"}\n')
+    out = tmp_path / "o"
+    res = runner.invoke(app, ["run", str(QUICKSTART), "-o", str(out), "--paths.corpus", str(p)])
+    assert res.exit_code == 2
+    assert "bad.jsonl:2: field 'text': missing" in res.output and "Traceback" not in res.output
+    assert not out.exists() and not list(tmp_path.glob(".o.*"))
+
+
+def test_existing_output_needs_force(tmp_path):
+    corpus = str(small_corpus(tmp_path))
+    out = tmp_path / "o"
+    out.mkdir()
+    (out / "keep.txt").write_text("mine")
+    with pytest.raises(OutputError, match="--force"):
+        run_recipe(QUICKSTART, out, overrides={"paths.corpus": corpus})
+    assert (out / "keep.txt").read_text() == "mine"
+    run_recipe(QUICKSTART, out, overrides={"paths.corpus": corpus}, force=True)
+    assert (out / "vocab.txt").exists() and not (out / "keep.txt").exists()
+
+
+def test_interrupted_run_leaves_nothing(tmp_path):
+    def interrupt(_reader):
+        raise KeyboardInterrupt
+
+    out = tmp_path / "o"
+    with pytest.raises(KeyboardInterrupt):
+        run_recipe(QUICKSTART, out, overrides={"paths.corpus": str(SAMPLE)}, progress=interrupt)
+    assert not out.exists() and not list(tmp_path.iterdir())
+
+
+def test_recipe_errors_are_clear(tmp_path):
+    from dp_vocab.errors import DPVocabError
+    corpus = str(small_corpus(tmp_path))
+    cases = [
+        ({"mechanism.@mechanisms": "dp_vocab.magic.v1"}, "magic"),
+        ({"mechanism.delta": 0.9}, "delta: expected a real number in \\(0, 0.5\\]"),
+        ({"mechanism.max_items_per_user": 0}, "max_items_per_user"),
+        ({"run.backend": "spark"}, "run.backend"),
+    ]
+    for overrides, message in cases:
+        with pytest.raises(DPVocabError, match=message):
+            run_recipe(QUICKSTART, tmp_path / "o", overrides={"paths.corpus": corpus,
+                                                              "budget.delta": 0.5, **overrides})
+    with pytest.raises(DPVocabError, match="file not found"):
+        run_recipe(tmp_path / "nope.cfg", tmp_path / "o")
+
+
+def test_mechanisms_command_lists_every_mechanism():
+    res = runner.invoke(app, ["mechanisms"], terminal_width=200)
+    assert res.exit_code == 0
+    for name in ("count_laplace", "count_gaussian", "weighted_laplace", "weighted_gaussian",
+                 "policy_laplace", "policy_gaussian", "gw", "gw_kt", "partition_optimal"):
+        assert name in res.output
+    assert "public_frequencies" in res.output and "alpha=5.0" in res.output
+
+
+@pytest.mark.parametrize("cmd", [["dp-vocab"], [sys.executable, "-m", "spacy", "dp-vocab"]])
+def test_console_entry_points(cmd):
+    exe = Path(sys.executable).parent / "dp-vocab"
+    if cmd == ["dp-vocab"]:
+        cmd = [str(exe)]
+    out = subprocess.run(cmd + ["mechanisms"], capture_output=True, text=True, timeout=120,
+                         env={"COLUMNS": "200", "PATH": str(exe.parent)})
+    assert out.returncode == 0, out.stderr
+    assert "policy_gaussian" in out.stdout

@@ -1,0 +1,53 @@
+"""ItemSets: construction, CSR invariants, streaming compaction, neighbours."""
+
+from collections import Counter
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dp_vocab import ItemSets
+from dp_vocab.errors import CorpusError
+from dp_vocab.itemsets import ItemSetsBuilder
+
+pairs = st.lists(st.tuples(st.sampled_from(["a", "b", "c", 1, 2]),
+                           st.lists(st.sampled_from(["x", "y", "z", "é", ""]), max_size=6)),
+                 max_size=12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(pairs=pairs, compact=st.integers(1, 5))
+def test_csr_round_trip_matches_counters(pairs, compact):
+    want: dict = {}
+    for u, items in pairs:
+        want.setdefault(u, Counter()).update(items)
+    b = ItemSetsBuilder(compact_every=compact)
+    for u, items in pairs:
+        b.add(u, items)
+    s = b.build()
+    assert s.to_dict() == {u: dict(c) for u, c in want.items()}
+    assert s.indptr[0] == 0 and s.indptr[-1] == s.items.size == s.counts.size
+    for i in range(s.n_users):
+        row, counts = s.row(i)
+        assert np.all(np.diff(row) > 0) and np.all(counts >= 1)
+
+
+def test_neighbour_keeps_vocabulary_and_rows():
+    s = ItemSets.from_user_items([("a", ["x"]), ("b", ["y", "x"]), ("c", ["z"])])
+    n = s.without_users(["b"])
+    assert n.vocab is s.vocab and n.to_dict() == {"a": {"x": 1}, "c": {"z": 1}}
+    assert "x" not in repr(s)  # no private content in reprs
+
+
+def test_bad_user_ids_are_rejected():
+    with pytest.raises(CorpusError, match="user id"):
+        ItemSets.from_user_items([(None, ["x"])])
+    with pytest.raises(CorpusError, match="user id"):
+        ItemSets.from_user_items([(1.5, ["x"])])
+
+
+def test_arrays_are_read_only():
+    s = ItemSets.from_user_items([("a", ["x"])])
+    with pytest.raises(ValueError):
+        s.items[0] = 3

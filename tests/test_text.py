@@ -1,0 +1,43 @@
+"""Tokenizers, normalisation and n-gram extraction."""
+
+import pytest
+
+from dp_vocab.errors import ParameterError
+from dp_vocab.text.extract import ItemExtractor
+from dp_vocab.text.tokenizers import HFPreTokenizer, RegexTokenizer, SpacyTokenizer
+
+
+def test_regex_default_words_and_punctuation():
+    tok = RegexTokenizer()
+    assert tok("Stanford isn’t real, right? café_1 — 90$") == \
+        ["Stanford", "isn’t", "real", ",", "right", "?", "café_1", "—", "90", "$"]
+    with pytest.raises(ParameterError, match="pattern"):
+        RegexTokenizer("(unclosed")
+
+
+def test_spacy_and_hf_pre_tokenizers():
+    assert SpacyTokenizer("en")("Don't stop.\n\nNow") == ["Do", "n't", "stop", ".", "Now"]
+    assert HFPreTokenizer("whitespace")("Hello, world!") == ["Hello", ",", "world", "!"]
+    assert HFPreTokenizer("bert")("Hello, world!") == ["Hello", ",", "world", "!"]
+    assert HFPreTokenizer("byte_level")("Hello world") == ["Hello", "Ġworld"]
+    with pytest.raises(ParameterError, match="kind"):
+        HFPreTokenizer("sentencepiece")
+    with pytest.raises(ParameterError, match="lang"):
+        SpacyTokenizer("not-a-language")
+
+
+def test_normalisation():
+    ex = ItemExtractor(RegexTokenizer(), lowercase=True, nfkc=True)
+    assert ex("ＦＵＬＬ ﬁne Ⅻ") == ["full", "fine", "xii"]
+    assert ItemExtractor(RegexTokenizer(), lowercase=False, nfkc=False)("ﬁne") == ["ﬁne"]
+
+
+def test_ngrams_do_not_cross_documents_or_long_tokens():
+    ex = ItemExtractor(RegexTokenizer(), n_min=1, n_max=3, max_length=5)
+    assert ex("a b c") == ["a", "b", "c", "a b", "b c", "a b c"]
+    # "toolongword" breaks the stream: no n-gram spans it
+    assert ex("x toolongword y z") == ["x", "y", "z", "y z"]
+    only_bigrams = ItemExtractor(RegexTokenizer(), n_min=2, n_max=2)
+    assert only_bigrams("one") == []
+    with pytest.raises(ParameterError, match="n_max"):
+        ItemExtractor(RegexTokenizer(), n_min=3, n_max=2)
