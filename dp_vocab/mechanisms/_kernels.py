@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 _M1 = np.uint64(0x9E3779B97F4A7C15)
 _M2 = np.uint64(0xBF58476D1CE4E5B9)
@@ -19,20 +19,62 @@ def _splitmix64(x):
 
 
 @njit(cache=True)
+def _select_smallest(prim, rand, k, uniform_prim):
+    """Indices of the k smallest (prim, rand) pairs, in O(n) expected: partition on prim, then
+    partition the ties at the k-th prim value on rand. Unordered."""
+    n = prim.size
+    kth = prim[0] if uniform_prim else np.partition(prim.copy(), k - 1)[k - 1]
+    out = np.empty(k, dtype=np.int64)
+    m = 0
+    n_eq = 0
+    for j in range(n):
+        if prim[j] < kth:
+            out[m] = j
+            m += 1
+        elif prim[j] == kth:
+            n_eq += 1
+    need = k - m
+    eq = np.empty(n_eq, dtype=np.int64)
+    e = 0
+    for j in range(n):
+        if prim[j] == kth:
+            eq[e] = j
+            e += 1
+    if n_eq > need:
+        r = np.empty(n_eq, dtype=np.uint64)
+        for j in range(n_eq):
+            r[j] = rand[eq[j]]
+        rkth = np.partition(r.copy(), need - 1)[need - 1]
+        for j in range(n_eq):
+            if m < k and r[j] <= rkth:  # 64-bit ties: probability ~2^-64; first ones win
+                out[m] = eq[j]
+                m += 1
+    else:
+        for j in range(n_eq):
+            out[m] = eq[j]
+            m += 1
+    return out
+
+
+@njit(cache=True, parallel=True)
 def bound_rows(indptr, items, counts, seeds, item_hashes, item_rank, max_items, mode, ordered):
     """Cap every user to ≤ max_items items; returns (indptr, items) of the bounded sets.
 
     Priority, lowest first: mode 0 a per-user random key; mode 1 (−own count, random key);
     mode 2 (public rank, −own count, random key). The random key of (user, item) is
     splitmix64(seed_user ^ splitmix64(hash(item))): a function of the run key, the user id and
-    the item string only. Rows are emitted in priority order when sampled or ``ordered``.
+    the item string only. Selection is O(row length); with ``ordered`` the kept items are
+    emitted in priority order (GW fills them in that order).
     """
     n_rows = indptr.size - 1
     out_ptr = np.zeros(n_rows + 1, dtype=np.int64)
     for r in range(n_rows):
         out_ptr[r + 1] = out_ptr[r] + min(indptr[r + 1] - indptr[r], max_items)
     out_items = np.empty(out_ptr[n_rows], dtype=np.int32)
-    for r in range(n_rows):
+    hmix = np.empty(item_hashes.size, dtype=np.uint64)
+    for i in prange(item_hashes.size):
+        hmix[i] = _splitmix64(item_hashes[i])
+    for r in prange(n_rows):
         s = indptr[r]
         n = indptr[r + 1] - s
         o = out_ptr[r]
@@ -41,20 +83,24 @@ def bound_rows(indptr, items, counts, seeds, item_hashes, item_rank, max_items, 
                 out_items[o + j] = items[s + j]
             continue
         rand = np.empty(n, dtype=np.uint64)
+        prim = np.zeros(n, dtype=np.uint64)
         for j in range(n):
-            rand[j] = _splitmix64(seeds[r] ^ _splitmix64(item_hashes[items[s + j]]))
-        perm = np.argsort(rand)
-        if mode != 0:
-            prim = np.empty(n, dtype=np.uint64)
-            for j in range(n):
-                jj = perm[j]
-                c = np.uint64(0xFFFFFFFF) - np.uint64(min(counts[s + jj], 0xFFFFFFFF))
+            rand[j] = _splitmix64(seeds[r] ^ hmix[items[s + j]])
+            if mode != 0:
+                c = np.uint64(0xFFFFFFFF) - np.uint64(min(counts[s + j], 0xFFFFFFFF))
                 if mode == 2:
-                    c |= np.uint64(item_rank[items[s + jj]]) << np.uint64(32)
+                    c |= np.uint64(item_rank[items[s + j]]) << np.uint64(32)
                 prim[j] = c
-            perm = perm[np.argsort(prim, kind="mergesort")]
-        for j in range(min(n, max_items)):
-            out_items[o + j] = items[s + perm[j]]
+        if n > max_items:
+            sel = _select_smallest(prim, rand, max_items, mode == 0)
+        else:
+            sel = np.arange(n)
+        if ordered:
+            # sort the kept items by (prim, rand): by rand, then stably by prim
+            sel = sel[np.argsort(rand[sel])]
+            sel = sel[np.argsort(prim[sel], kind="mergesort")]
+        for j in range(sel.size):
+            out_items[o + j] = items[s + sel[j]]
     return out_ptr, out_items
 
 
