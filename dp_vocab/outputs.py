@@ -23,11 +23,11 @@ def check_output_dir(path, force: bool) -> Path:
         if not force:
             raise OutputError(f"--output {path}: the directory exists. Pass --force to replace "
                               f"it, or choose another path.")
-    parent = path.resolve().parent
-    if not parent.is_dir():
-        raise OutputError(f"--output {path}: parent directory {parent} does not exist.")
-    if not os.access(parent, os.W_OK):
-        raise OutputError(f"--output {path}: parent directory {parent} is not writable.")
+    ancestor = path.resolve().parent
+    while not ancestor.exists():  # missing parents are created when the output is written
+        ancestor = ancestor.parent
+    if not ancestor.is_dir() or not os.access(ancestor, os.W_OK):
+        raise OutputError(f"--output {path}: {ancestor} is not a writable directory.")
     return path
 
 
@@ -40,6 +40,7 @@ def atomic_output_dir(path, force: bool = False) -> Iterator[Path]:
     """
     path = check_output_dir(path, force)
     parent = path.resolve().parent
+    parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.tmp-", dir=parent))
     try:
         yield tmp

@@ -151,3 +151,9 @@ def test_console_entry_points(cmd):
                          env={"COLUMNS": "200", "PATH": str(exe.parent)})
     assert out.returncode == 0, out.stderr
     assert "policy_gaussian" in out.stdout
+
+
+def test_missing_parent_directories_are_created(tmp_path):
+    out = tmp_path / "a" / "b" / "run"
+    run_recipe(QUICKSTART, out, overrides={"paths.corpus": str(small_corpus(tmp_path))})
+    assert (out / "vocab.txt").exists()
