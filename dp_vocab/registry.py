@@ -20,6 +20,7 @@ class registry(confection.registry):
     extractors = catalogue.create("dp_vocab", "extractors", entry_points=True)
     mechanisms = catalogue.create("dp_vocab", "mechanisms", entry_points=True)
     exporters = catalogue.create("dp_vocab", "exporters", entry_points=True)
+    counts = catalogue.create("dp_vocab", "counts", entry_points=True)
 
 
 # ---- readers ----------------------------------------------------------------------------------
@@ -129,3 +130,34 @@ def mechanism_parameters(name: str) -> list[tuple[str, object]]:
 def plain_exporter(jsonl: bool = True):
     from .export.plain import PlainExporter
     return PlainExporter(jsonl=jsonl)
+
+
+@registry.exporters("dp_vocab.hf_tokenizer.v1")
+def hf_tokenizer_exporter(model: str = "wordpiece", special_tokens: list | None = None,
+                          vocab_size: int = 30000, classic_files: bool = False):
+    from .export.hf import HFTokenizerExporter
+    return HFTokenizerExporter(model=model, special_tokens=special_tokens, vocab_size=vocab_size,
+                               classic_files=classic_files)
+
+
+@registry.exporters("dp_vocab.spacy.v1")
+def spacy_exporter(lang: str = "en"):
+    from .export.spacy import SpacyExporter
+    return SpacyExporter(lang=lang)
+
+
+# ---- count releases over the released vocabulary ----------------------------------------------
+
+@registry.counts("dp_vocab.discrete_laplace_counts.v1")
+def discrete_laplace_counts(epsilon: float, max_items_per_user: int = 100, max_count: int = 5):
+    from .counts import DiscreteLaplaceCounts
+    return DiscreteLaplaceCounts(epsilon, max_items_per_user=max_items_per_user,
+                                 max_count=max_count)
+
+
+@registry.counts("dp_vocab.discrete_gaussian_counts.v1")
+def discrete_gaussian_counts(epsilon: float, delta: float, max_items_per_user: int = 100,
+                             max_count: int = 5):
+    from .counts import DiscreteGaussianCounts
+    return DiscreteGaussianCounts(epsilon, delta, max_items_per_user=max_items_per_user,
+                                  max_count=max_count)

@@ -21,6 +21,7 @@ class Release:
     randomness: dict
     privacy: dict
     counts: dict[str, float] | None = None
+    counts_info: dict | None = None
     ledger: list[dict] = field(default_factory=list)
 
     def __len__(self) -> int:
@@ -43,5 +44,5 @@ class Release:
             "randomness": self.randomness,
             "ledger": self.ledger,
             "released_items": len(self.items),
-            "noisy_counts": self.counts is not None,
+            "noisy_counts": self.counts_info if self.counts is not None else None,
         }

@@ -157,3 +157,34 @@ def test_missing_parent_directories_are_created(tmp_path):
     out = tmp_path / "a" / "b" / "run"
     run_recipe(QUICKSTART, out, overrides={"paths.corpus": str(small_corpus(tmp_path))})
     assert (out / "vocab.txt").exists()
+
+
+@pytest.mark.parametrize("recipe", sorted(p.name for p in (REPO / "recipes").glob("*.cfg")))
+def test_every_bundled_recipe_runs_on_the_bundled_corpus(tmp_path, recipe):
+    res = run_recipe(REPO / "recipes" / recipe, tmp_path / "o")
+    record = res.record
+    assert (tmp_path / "o" / "vocab.txt").exists() and record["released_items"] > 0
+    comp = record["composition"]
+    # the run's guarantee is the composition of its stages and fits the declared budget
+    assert record["guarantee"]["epsilon"] == comp["total"]["epsilon"]
+    assert record["guarantee"]["delta"] == comp["total"]["delta"]
+    assert comp["basic_composition"]["epsilon"] == pytest.approx(
+        sum(s["epsilon"] for s in comp["stages"]))
+    assert record["guarantee"]["epsilon"] <= record["budget"]["epsilon"] * (1 + 1e-9)
+    assert record["guarantee"]["delta"] <= record["budget"]["delta"] * (1 + 1e-9)
+    assert not FORBIDDEN_KEYS & set(_keys(record))
+
+
+def test_over_budget_with_counts_stage_fails_and_writes_nothing(tmp_path):
+    out = tmp_path / "o"
+    with pytest.raises(BudgetExceededError, match="counts"):
+        run_recipe(REPO / "recipes" / "private-bpe.cfg", out, overrides={"counts.epsilon": 2.0})
+    assert not out.exists()
+
+
+def test_exporter_needing_counts_fails_before_reading(tmp_path):
+    from dp_vocab.errors import RecipeError
+    with pytest.raises(RecipeError, match="needs DP counts"):
+        run_recipe(REPO / "recipes" / "private-wordpiece.cfg", tmp_path / "o",
+                   overrides={"export.model": "bpe",
+                              "paths.corpus": str(tmp_path / "not-read.jsonl")})

@@ -91,3 +91,31 @@ def test_exact_bernoulli_frequency(p):
     n = 2_000_000
     hits = int(bernoulli(np.full(n, p), RandomSource()).sum())
     assert binomtest(hits, n, p).pvalue > ALPHA
+
+
+def test_discrete_laplace_and_gaussian_distributions():
+    from scipy.stats import chisquare
+
+    from dp_vocab.privacy.noise import discrete_gaussian, discrete_laplace
+    n = 300_000
+    for sampler, scale, pmf in (
+            (discrete_laplace, 2.5, lambda z: np.exp(-np.abs(z) / 2.5)),
+            (discrete_gaussian, 3.2, lambda z: np.exp(-z ** 2 / (2 * 3.2 ** 2)))):
+        z = sampler(scale, n, RandomSource())
+        support = np.arange(-12, 13)
+        p = pmf(support) / pmf(np.arange(-200, 201)).sum()
+        obs = np.array([(z == s).sum() for s in support] + [(np.abs(z) > 12).sum()])
+        exp = np.append(p, 1 - p.sum()) * n
+        assert chisquare(obs, exp).pvalue > ALPHA
+
+
+def test_lone_user_release_frequency_with_published_counts():
+    m = make_mechanism("count_laplace", epsilon=EPS, delta=DELTA, max_items_per_user=D0,
+                       noisy_counts=True)
+    q = math.exp(-1 / m.noise_scale)
+    p = 1 - (1 - q ** m.threshold / (1 + q)) ** T
+    assert p <= DELTA
+    lone = ItemSets.from_user_items([("x", ["a", "b", "c", "d"])])
+    rng = RandomSource()
+    hits = sum(bool(m.release(lone, random=rng).items) for _ in range(N // 4))
+    assert binomtest(hits, N // 4, p).pvalue > ALPHA

@@ -16,7 +16,9 @@ class PlainExporter:
     def __init__(self, jsonl: bool = True):
         self.jsonl = bool(jsonl)
 
-    def export(self, release: Release, outdir: Path) -> list[str]:
+    needs_counts = False
+
+    def export(self, release: Release, outdir: Path, context: dict | None = None) -> list[str]:
         outdir = Path(outdir)
         with open(outdir / "vocab.txt", "w", encoding="utf-8", newline="\n") as f:
             for item in release.items:

@@ -58,7 +58,8 @@ def _select_smallest(prim, rand, k, uniform_prim):
 
 @njit(cache=True, parallel=True)
 def bound_rows(indptr, items, counts, seeds, item_hashes, item_rank, max_items, mode, ordered):
-    """Cap every user to ≤ max_items items; returns (indptr, items) of the bounded sets.
+    """Cap every user to ≤ max_items items; returns (indptr, positions) of the bounded sets,
+    positions indexing the input ``items``/``counts`` arrays.
 
     Priority, lowest first: mode 0 a per-user random key; mode 1 (−own count, random key);
     mode 2 (public rank, −own count, random key). The random key of (user, item) is
@@ -70,7 +71,7 @@ def bound_rows(indptr, items, counts, seeds, item_hashes, item_rank, max_items, 
     out_ptr = np.zeros(n_rows + 1, dtype=np.int64)
     for r in range(n_rows):
         out_ptr[r + 1] = out_ptr[r] + min(indptr[r + 1] - indptr[r], max_items)
-    out_items = np.empty(out_ptr[n_rows], dtype=np.int32)
+    out_pos = np.empty(out_ptr[n_rows], dtype=np.int64)
     hmix = np.empty(item_hashes.size, dtype=np.uint64)
     for i in prange(item_hashes.size):
         hmix[i] = _splitmix64(item_hashes[i])
@@ -80,7 +81,7 @@ def bound_rows(indptr, items, counts, seeds, item_hashes, item_rank, max_items, 
         o = out_ptr[r]
         if n <= max_items and not ordered:
             for j in range(n):
-                out_items[o + j] = items[s + j]
+                out_pos[o + j] = s + j
             continue
         rand = np.empty(n, dtype=np.uint64)
         prim = np.zeros(n, dtype=np.uint64)
@@ -100,8 +101,8 @@ def bound_rows(indptr, items, counts, seeds, item_hashes, item_rank, max_items, 
             sel = sel[np.argsort(rand[sel])]
             sel = sel[np.argsort(prim[sel], kind="mergesort")]
         for j in range(sel.size):
-            out_items[o + j] = items[s + sel[j]]
-    return out_ptr, out_items
+            out_pos[o + j] = s + sel[j]
+    return out_ptr, out_pos
 
 
 @njit(cache=True)

@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import __version__
 from ..itemsets import ItemSets
+from ..privacy.accounting import Stage
 from ..privacy.noise import (RandomSource, bernoulli, gaussian_release_probability,
                              laplace_release_probability)
 from ..privacy.params import check_choice, check_delta, check_epsilon, check_positive_int
@@ -33,6 +34,17 @@ class Bounded:
     order: np.ndarray    # int64 row indices, keyed-hash order
     indptr: np.ndarray   # int64
     items: np.ndarray    # int32 item ids, priority order within a row when it matters
+    counts: np.ndarray   # int32, the user's own frequency of each kept item
+
+
+def bound_itemsets(itemsets: ItemSets, key: bytes, max_items: int, mode: int = 0,
+                   ordered: bool = False, rank: np.ndarray = _NO_RANK) -> Bounded:
+    """Keyed user order and per-user caps (see ``_kernels.bound_rows`` for the priority modes)."""
+    order, seeds = user_order(itemsets.user_ids, key)
+    indptr, pos = _kernels.bound_rows(itemsets.indptr, itemsets.items, itemsets.counts, seeds,
+                                      itemsets.vocab.hashes(), rank, max_items, mode, ordered)
+    return Bounded(order, indptr, itemsets.items[pos], itemsets.counts[pos])
+    # bounded: int32 ids and own counts, CSR by user, ≤ Δ0 per row
 
 
 class Mechanism:
@@ -88,6 +100,18 @@ class Mechanism:
                 "release_decisions": "exact Bernoulli of the closed-form release probability "
                                      "(no noise value is materialised)"}
 
+    @property
+    def noise_multiplier(self) -> float | None:
+        """Noise scale / sensitivity of the noise part (for accounting); None if not additive."""
+        return self.noise_scale if self.noise in ("laplace", "gaussian") else None
+
+    def stage(self, name: str = "selection") -> Stage:
+        """This mechanism's entry in the privacy ledger."""
+        return Stage(name=name, mechanism=self.registry_name, epsilon=self.epsilon,
+                     delta=self.delta, noise=self.noise if self.noise_multiplier else "other",
+                     noise_multiplier=self.noise_multiplier,
+                     delta_threshold=self.delta / 2 if self.noise == "gaussian" else self.delta)
+
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.params().items() if not isinstance(v, dict))
         return f"{type(self).__name__}({args})"
@@ -98,13 +122,8 @@ class Mechanism:
         return (0 if self.sampling == "uniform" else 1), False, _NO_RANK
 
     def bound(self, itemsets: ItemSets, key: bytes) -> Bounded:
-        order, seeds = user_order(itemsets.user_ids, key)
         mode, ordered, rank = self._bound_mode(itemsets)
-        indptr, items = _kernels.bound_rows(
-            itemsets.indptr, itemsets.items, itemsets.counts, seeds, itemsets.vocab.hashes(),
-            rank, self.max_items_per_user, mode, ordered)
-        return Bounded(order, indptr, items)
-        # bounded: int32 ids, CSR by user, ≤ Δ0 per row
+        return bound_itemsets(itemsets, key, self.max_items_per_user, mode, ordered, rank)
 
     def _weights(self, bounded: Bounded, n_items: int) -> np.ndarray:
         """Pre-noise weight of every item id (float64, length n_items)."""
@@ -144,16 +163,26 @@ class Mechanism:
         random = random if random is not None else RandomSource()
         key = check_key(key) if key is not None else random.key()
         cand, w = self._histogram_arrays(itemsets, key)
-        keep = bernoulli(self.release_probability(w), random)
+        keep, values = self._decide(w, random)
         strings = itemsets.vocab.strings
-        items = sorted(strings[i] for i in cand[keep].tolist())
+        released = cand[keep].tolist()
+        counts = None
+        if values is not None:
+            counts = {strings[i]: v for i, v in zip(released, values[keep].tolist())}
         return Release(
-            items=items, mechanism=self.registry_name, params=self.params(),
-            epsilon=self.epsilon, delta=self.delta, randomness=random.describe(),
-            privacy=self.privacy(),
-            ledger=[{"stage": "selection", "mechanism": self.registry_name,
-                     "epsilon": self.epsilon, "delta": self.delta}],
+            items=sorted(strings[i] for i in released), mechanism=self.registry_name,
+            params=self.params(), epsilon=self.epsilon, delta=self.delta,
+            randomness=random.describe(), privacy=self.privacy(), counts=counts,
+            counts_info=self._counts_info() if counts is not None else None,
+            ledger=[self.stage().to_dict()],
         )
+
+    def _decide(self, weights: np.ndarray, random: RandomSource):
+        """(released mask, published noisy values or None). Default: set-only release."""
+        return bernoulli(self.release_probability(weights), random), None
+
+    def _counts_info(self) -> dict:
+        return {}
 
 
 def library_version() -> str:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 
+import math
+
 import numpy as np
 
 from ..privacy import calibrate
+from ..privacy.noise import discrete_laplace
 from .base import Bounded, Mechanism
 
 
@@ -21,6 +24,11 @@ class CountLaplace(Mechanism):
     - threshold: ρ = 1 + b·ln(1/(2δ_Δ0)), δ_Δ0 = 1 − (1−δ)^{1/Δ0}: X's ≤ Δ0 unique items
       (count 1 each) all stay below ρ except with probability ≤ δ;
     - guarantee: (ε, δ)-DP.
+
+    With ``noisy_counts = True`` the noisy counts of released items are published at no extra
+    cost (§11.1): the noise is exact discrete Laplace, P(Z=z) ∝ q^|z|, q = e^{−ε/Δ0} (ε-DP for
+    integer counts with L1 ≤ Δ0), and ρ is the smallest integer with q^ρ/(1+q) ≤ δ_Δ0, so X's
+    count-1 items exceed it (1 + Z > ρ ⟺ Z ≥ ρ) with probability ≤ δ in all.
     """
 
     name = "count_laplace"
@@ -28,13 +36,51 @@ class CountLaplace(Mechanism):
     noise = "laplace"
     sensitivity = "H(D) - H(D') = indicator of S_X: L1 <= Δ0, L2 <= sqrt(Δ0), Linf <= 1"
 
+    def __init__(self, epsilon, delta, max_items_per_user=100, sampling="uniform",
+                 noisy_counts=False):
+        self._set("noisy_counts", bool(noisy_counts))
+        super().__init__(epsilon, delta, max_items_per_user, sampling)
+
     def _calibrate(self):
-        b, rho = calibrate.count_laplace(self.epsilon, self.delta, self.max_items_per_user)
+        if self.noisy_counts:
+            b = self.max_items_per_user / self.epsilon
+            q = math.exp(-1.0 / b)
+            d = float(calibrate.delta_k(self.delta, self.max_items_per_user))
+            rho = max(1, math.ceil(math.log(d * (1 + q)) / math.log(q)))
+        else:
+            b, rho = calibrate.count_laplace(self.epsilon, self.delta, self.max_items_per_user)
         self._set("noise_scale", b)
-        self._set("threshold", rho)
+        self._set("threshold", float(rho))
+
+    @property
+    def noise_multiplier(self):
+        return self.noise_scale / self.max_items_per_user  # L1 sensitivity Δ0
+
+    def params(self):
+        return {**super().params(), "noisy_counts": self.noisy_counts}
 
     def _weights(self, bounded, n_items):
         return _user_counts(bounded, n_items)
+
+    def release_probability(self, weights):
+        if not self.noisy_counts:
+            return super().release_probability(weights)
+        q = math.exp(-1.0 / self.noise_scale)
+        m = self.threshold - np.asarray(weights, dtype=np.float64) + 1  # need Z ≥ m
+        return np.where(m >= 1, q ** np.maximum(m, 1) / (1 + q),
+                        1 - q ** np.maximum(1 - m, 1) / (1 + q))
+
+    def _decide(self, weights, random):
+        if not self.noisy_counts:
+            return super()._decide(weights, random)
+        noisy = np.rint(weights).astype(np.int64) + discrete_laplace(self.noise_scale,
+                                                                      weights.size, random)
+        return noisy > self.threshold, noisy
+
+    def _counts_info(self):
+        return {"route": "thresholding noise published (free)", "noise": "discrete_laplace",
+                "scale": self.noise_scale, "value": "number of users holding the item (each "
+                "user's ≤ Δ0 items), plus noise"}
 
 
 class CountGaussian(Mechanism):
@@ -50,6 +96,10 @@ class CountGaussian(Mechanism):
     summary = "user counts with per-user cap Δ0, analytic Gaussian noise"
     noise = "gaussian"
     sensitivity = "H(D) - H(D') = indicator of S_X: L2 <= sqrt(Δ0)"
+
+    @property
+    def noise_multiplier(self):
+        return self.noise_scale / math.sqrt(self.max_items_per_user)  # L2 sensitivity √Δ0
 
     def _calibrate(self):
         sigma, rho = calibrate.count_gaussian(self.epsilon, self.delta, self.max_items_per_user)

@@ -89,3 +89,40 @@ def gaussian_release_probability(weights: np.ndarray, threshold: float, sigma: f
     """P(w + N(0, σ²) > ρ) = Φ((w − ρ)/σ), accurate in both tails."""
     z = (np.asarray(weights, dtype=np.float64) - threshold) / sigma
     return np.exp(log_ndtr(z))
+
+
+# ---- discrete noise values (published counts, MECHANISMS.md §11-§12) -------------------------
+# Integer noise built from exact Bernoulli draws only. The success probabilities are doubles
+# (relative error ~1e-16 against their real values), which changes ε by about that much (§12).
+
+def geometric(q: float, n: int, source: RandomSource) -> np.ndarray:
+    """n iid counts of successes before the first failure, P(success) = q: P(G=g) = q^g (1−q)."""
+    out = np.zeros(n, dtype=np.int64)
+    active = np.arange(n)
+    while active.size:
+        hit = bernoulli(np.full(active.size, q), source)
+        out[active[hit]] += 1
+        active = active[hit]
+    return out
+
+
+def discrete_laplace(scale: float, n: int, source: RandomSource) -> np.ndarray:
+    """n iid two-sided geometric values, P(Z=z) ∝ exp(−|z|/scale): the difference of two
+    geometrics with q = exp(−1/scale). ε-DP for integer L1 sensitivity Δ when scale = Δ/ε."""
+    q = float(np.exp(-1.0 / scale))
+    return geometric(q, n, source) - geometric(q, n, source)
+
+
+def discrete_gaussian(sigma: float, n: int, source: RandomSource) -> np.ndarray:
+    """n iid discrete Gaussian values, P(Z=z) ∝ exp(−z²/(2σ²)) (Canonne-Kamath-Steinke 2020,
+    Alg. 3: discrete Laplace proposals with t = ⌊σ⌋ + 1, accepted w.p.
+    exp(−(|Y| − σ²/t)²/(2σ²)))."""
+    t = float(np.floor(sigma) + 1.0)
+    out = np.zeros(n, dtype=np.int64)
+    todo = np.arange(n)
+    while todo.size:
+        y = discrete_laplace(t, todo.size, source)
+        accept = bernoulli(np.exp(-((np.abs(y) - sigma ** 2 / t) ** 2) / (2 * sigma ** 2)), source)
+        out[todo[accept]] = y[accept]
+        todo = todo[~accept]
+    return out

@@ -6,6 +6,7 @@ A recipe has the sections ``[paths]``, ``[run]``, ``[corpus]``, ``[items]`` (wit
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import time
@@ -16,9 +17,11 @@ from typing import Any, Callable
 from confection import Config, ConfigValidationError
 
 from .. import __version__
-from ..errors import BudgetExceededError, DPVocabError, ParameterError, RecipeError
+from ..errors import DPVocabError, ParameterError, RecipeError
 from ..outputs import atomic_output_dir, check_output_dir, write_json
+from ..privacy.accounting import Ledger
 from ..privacy.params import check_delta, check_epsilon
+from ..counts import check_counts_route
 from ..release import Release
 
 REQUIRED_SECTIONS = ("corpus", "items", "mechanism")
@@ -125,22 +128,18 @@ def resolve_sections(cfg: Config, names: tuple[str, ...]) -> dict:
         raise
 
 
-def check_budget(cfg: Config, mechanism) -> dict:
-    """The declared total budget; the mechanism's spend must fit before any data is read."""
+def check_budget(cfg: Config, ledger: Ledger) -> dict:
+    """The declared total budget; the composed stages must fit before any data is read."""
     budget = dict(cfg.get("budget", {}) or {})
     if not budget:
-        return {"epsilon": mechanism.epsilon, "delta": mechanism.delta, "declared": False}
+        eps, delta, _ = ledger.total()
+        return {"epsilon": eps, "delta": delta, "declared": False}
     for k in ("epsilon", "delta"):
         if k not in budget:
             raise RecipeError(f"recipe [budget]: missing {k}; declare both epsilon and delta")
     eps = check_epsilon(budget["epsilon"], "budget.epsilon")
     delta = check_delta(budget["delta"], "budget.delta")
-    slack = 1e-12
-    if mechanism.epsilon > eps * (1 + slack) or mechanism.delta > delta * (1 + slack):
-        raise BudgetExceededError(
-            f"budget exceeded: the mechanism spends (ε={mechanism.epsilon:g}, "
-            f"δ={mechanism.delta:g}) but [budget] allows (ε={eps:g}, δ={delta:g}). Lower "
-            f"mechanism.epsilon/delta or raise budget.epsilon/delta. Nothing was read or written.")
+    ledger.check(eps, delta)
     return {"epsilon": eps, "delta": delta, "declared": True}
 
 
@@ -156,10 +155,19 @@ def run_recipe(recipe, output, overrides: dict[str, Any] | None = None, force: b
 
     cfg = load_recipe(recipe, overrides)
     check_output_dir(output, force)
-    mechanism = resolve_sections(cfg, ("mechanism",))["mechanism"]
-    budget = check_budget(cfg, mechanism)
-    objs = resolve_sections(cfg, ("corpus", "items", "export"))
-    reader, extractor, exporter = objs["corpus"], objs["items"], objs.get("export")
+    staged = resolve_sections(cfg, ("mechanism", "counts"))
+    mechanism, counter = staged["mechanism"], staged.get("counts")
+    check_counts_route(mechanism, counter)
+    ledger = Ledger([mechanism.stage("selection")] + ([counter.stage("counts")] if counter else []))
+    budget = check_budget(cfg, ledger)
+    objs = resolve_sections(cfg, ("items", "export"))
+    extractor, exporters = objs["items"], _exporters(objs.get("export"))
+    has_counts = counter is not None or getattr(mechanism, "noisy_counts", False)
+    for e in exporters:
+        if getattr(e, "needs_counts", False) and not has_counts:
+            raise RecipeError(f"recipe [export]: {e.name} ({getattr(e, 'model', '')}) needs DP "
+                              f"counts: add a [counts] section or set mechanism.noisy_counts = "
+                              f"true (count_laplace). Nothing was read or written.")
     run = cfg["run"]
     if run["backend"] != "local":
         raise ParameterError("run.backend", run["backend"], "'local'",
@@ -172,6 +180,7 @@ def run_recipe(recipe, output, overrides: dict[str, Any] | None = None, force: b
     if key is not None:
         from ..mechanisms.user_order import check_key
         key = check_key(key)
+    reader = resolve_sections(cfg, ("corpus",))["corpus"]  # checks the corpus path exists
 
     timings = {}
     t0 = time.perf_counter()
@@ -180,12 +189,20 @@ def run_recipe(recipe, output, overrides: dict[str, Any] | None = None, force: b
     timings["extract_s"] = time.perf_counter() - t0
     t1 = time.perf_counter()
     release = mechanism.release(itemsets, key=key, random=random)
+    if counter is not None:
+        release = dataclasses.replace(
+            release, counts=counter.release_counts(itemsets, release.items, random),
+            counts_info=counter.info())
+    eps_total, delta_total, method = ledger.total()
+    release = dataclasses.replace(release, epsilon=eps_total, delta=delta_total,
+                                  ledger=[s.to_dict() for s in ledger.stages])
     timings["release_s"] = time.perf_counter() - t1
     del itemsets
 
     record = {
         "library": {"name": "dp-vocab", "version": __version__},
         **release.to_privacy_record(),
+        "composition": ledger.to_dict(),
         "budget": budget,
         "user_order_key": "given in recipe (reproducible run)" if key is not None
         else "fresh random key, not stored",
@@ -194,19 +211,33 @@ def run_recipe(recipe, output, overrides: dict[str, Any] | None = None, force: b
         "backend": run["backend"],
     }
     _assert_finite(record)
+    context = {"items": extractor.describe(), "output": str(Path(output).resolve())}
     with atomic_output_dir(output, force) as tmp:
         files = []
-        from ..export.plain import PlainExporter
-        exporters = [PlainExporter()] if exporter is None else [exporter]
-        if not any(isinstance(e, PlainExporter) for e in exporters):
-            exporters.insert(0, PlainExporter())
         for e in exporters:
-            files += e.export(release, tmp)
+            files += e.export(release, tmp, context)
         write_json(tmp / "privacy.json", record)
         cfg.to_disk(tmp / "recipe.cfg")
         files += ["privacy.json", "recipe.cfg"]
     return RunResult(release=release, output=Path(output), files=files, record=record,
                      timings=timings)
+
+
+def _exporters(export) -> list:
+    """[export] is one exporter, or sub-sections of exporters; plain files are always written."""
+    from ..export.plain import PlainExporter
+    if export is None:
+        found = []
+    elif hasattr(export, "export"):
+        found = [export]
+    elif isinstance(export, dict) and all(hasattr(e, "export") for e in export.values()):
+        found = list(export.values())
+    else:
+        raise RecipeError("recipe [export]: expected @exporters = \"...\" or sub-sections "
+                          "[export.NAME] each with @exporters")
+    if not any(isinstance(e, PlainExporter) for e in found):
+        found.insert(0, PlainExporter())
+    return found
 
 
 def _assert_finite(obj) -> None:

@@ -1,0 +1,116 @@
+"""Noisy counts over a public vocabulary (MECHANISMS.md §11.2): a separate, budgeted release.
+
+Once the vocabulary V is released it is public, so counting over V needs no threshold and no δ for
+the support. Each user contributes min(c_u(w), C) for at most k of its items in V (its most
+frequent, ties by its own keyed randomness), so the count vector has L1 ≤ k·C and L2 ≤ √k·C.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import ClassVar
+
+import numpy as np
+
+from .errors import ParameterError
+from .itemsets import ItemSets
+from .mechanisms.base import bound_itemsets
+from .privacy.accounting import Stage, zcdp_rho_for
+from .privacy.noise import RandomSource, discrete_gaussian, discrete_laplace
+from .privacy.params import check_delta, check_epsilon, check_positive_int
+
+
+class CountRelease:
+    """Base: validated (ε, k, C); ``release_counts`` returns {item: noisy count ≥ 0}."""
+
+    name: ClassVar[str]
+    noise: ClassVar[str]
+
+    def __init__(self, epsilon: float, max_items_per_user: int = 100, max_count: int = 5):
+        self.epsilon = check_epsilon(epsilon, "counts.epsilon")
+        self.max_items_per_user = check_positive_int(max_items_per_user,
+                                                     "counts.max_items_per_user")
+        self.max_count = check_positive_int(max_count, "counts.max_count")
+
+    @property
+    def registry_name(self) -> str:
+        return f"dp_vocab.{self.name}.v1"
+
+    def true_sums(self, itemsets: ItemSets, items: list[str], key: bytes) -> np.ndarray:
+        """Clipped per-item sums (int64, aligned with ``items``). Private: never output."""
+        vocab = itemsets.vocab
+        ids = np.array([vocab.id(w) for w in items], dtype=np.int64)
+        in_v = np.zeros(len(vocab), dtype=bool)
+        in_v[ids] = True
+        keep = in_v[itemsets.items]
+        rows = np.repeat(np.arange(itemsets.n_users), np.diff(itemsets.indptr))[keep]
+        indptr = np.zeros(itemsets.n_users + 1, dtype=np.int64)
+        np.cumsum(np.bincount(rows, minlength=itemsets.n_users), out=indptr[1:])
+        restricted = ItemSets(vocab, itemsets.user_ids, indptr, itemsets.items[keep],
+                              itemsets.counts[keep])
+        b = bound_itemsets(restricted, key, self.max_items_per_user, mode=1)
+        contrib = np.minimum(b.counts, self.max_count).astype(np.float64)
+        sums = np.bincount(b.items, weights=contrib, minlength=len(vocab))
+        return np.rint(sums[ids]).astype(np.int64)
+
+    def release_counts(self, itemsets: ItemSets, items: list[str],
+                       random: RandomSource) -> dict[str, int]:
+        sums = self.true_sums(itemsets, items, random.key())
+        noisy = np.maximum(sums + self._noise(len(items), random), 0)  # clamping: post-processing
+        return dict(zip(items, noisy.tolist()))
+
+    def info(self) -> dict:
+        return {"route": "separate count release over the released vocabulary",
+                "noise": self.noise, "scale": self.noise_scale,
+                "value": f"occurrences, each user's count clipped to {self.max_count} on at most "
+                         f"{self.max_items_per_user} of its items, plus noise, clamped at 0",
+                "epsilon": self.epsilon, **({"delta": self.delta} if hasattr(self, "delta") else {})}
+
+
+class DiscreteLaplaceCounts(CountRelease):
+    """ε-DP counts: L1 sensitivity k·C, exact discrete Laplace noise with scale k·C/ε."""
+
+    name = "discrete_laplace_counts"
+    noise = "discrete_laplace"
+
+    def __init__(self, epsilon: float, max_items_per_user: int = 100, max_count: int = 5):
+        super().__init__(epsilon, max_items_per_user, max_count)
+        self.noise_scale = self.max_items_per_user * self.max_count / self.epsilon
+
+    def _noise(self, n, random):
+        return discrete_laplace(self.noise_scale, n, random)
+
+    def stage(self, name: str = "counts") -> Stage:
+        return Stage(name=name, mechanism=self.registry_name, epsilon=self.epsilon, delta=0.0,
+                     noise="laplace", noise_multiplier=1.0 / self.epsilon)
+
+
+class DiscreteGaussianCounts(CountRelease):
+    """(ε, δ)-DP counts: L2 sensitivity √k·C, exact discrete Gaussian noise with σ chosen so the
+    release is ρ-zCDP, ρ = (√k·C)²/(2σ²) (Canonne-Kamath-Steinke 2020), with ρ the largest value
+    whose zCDP → (ε, δ) conversion gives ε."""
+
+    name = "discrete_gaussian_counts"
+    noise = "discrete_gaussian"
+
+    def __init__(self, epsilon: float, delta: float, max_items_per_user: int = 100,
+                 max_count: int = 5):
+        super().__init__(epsilon, max_items_per_user, max_count)
+        self.delta = check_delta(delta, "counts.delta")
+        self.rho = zcdp_rho_for(self.epsilon, self.delta)
+        l2 = math.sqrt(self.max_items_per_user) * self.max_count
+        self.noise_scale = l2 / math.sqrt(2.0 * self.rho)
+
+    def _noise(self, n, random):
+        return discrete_gaussian(self.noise_scale, n, random)
+
+    def stage(self, name: str = "counts") -> Stage:
+        return Stage(name=name, mechanism=self.registry_name, epsilon=self.epsilon,
+                     delta=self.delta, noise="zcdp", rho=self.rho)
+
+
+def check_counts_route(mechanism, counts) -> None:
+    if counts is not None and getattr(mechanism, "noisy_counts", False):
+        raise ParameterError("counts", "a [counts] section together with "
+                             "mechanism.noisy_counts = true", "one route for counts",
+                             "Remove [counts] or set mechanism.noisy_counts = false.")

@@ -1,0 +1,125 @@
+"""The privacy ledger: every stage that reads private data, and the run's total (MECHANISMS.md §10).
+
+Each stage is (ε_i, δ_i)-DP and splits as a noise part (pure Laplace, Gaussian, or zCDP) plus a
+thresholding failure probability δ_thr,i. Two valid totals are computed and the smaller ε is used:
+
+- basic composition: (Σ ε_i, Σ δ_i);
+- tight: the noise parts composed by the PLD accountant of ``dp-accounting`` at
+  δ_noise = Σ (δ_i − δ_thr,i), plus Σ δ_thr,i added by the union bound over the bad events.
+  Used only when every stage's noise part is a Laplace or Gaussian mechanism.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+from ..errors import BudgetExceededError
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One release from private data. ``noise``: laplace | gaussian | zcdp | other.
+
+    ``noise_multiplier`` is scale / sensitivity (Laplace b/Δ1, Gaussian σ/Δ2); ``rho`` the zCDP
+    parameter for zcdp stages; ``delta_threshold`` the part of δ spent on the support.
+    """
+
+    name: str
+    mechanism: str
+    epsilon: float
+    delta: float
+    noise: str = "other"
+    noise_multiplier: float | None = None
+    delta_threshold: float = 0.0
+    rho: float | None = None
+
+    def to_dict(self) -> dict:
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+
+def zcdp_epsilon(rho: float, delta: float) -> float:
+    """ε of a ρ-zCDP mechanism at δ (Canonne-Kamath-Steinke 2020, Prop. 12; as dp-accounting):
+    min over α > 1 of αρ + ln(1 − 1/α) − (ln δ + ln α)/(α − 1)."""
+    from scipy.optimize import minimize_scalar
+    if rho <= 0:
+        return 0.0
+
+    def f(log_am1):
+        a = 1.0 + math.exp(log_am1)
+        return a * rho + math.log1p(-1.0 / a) - (math.log(delta) + math.log(a)) / (a - 1.0)
+
+    res = minimize_scalar(f, bounds=(-12.0, 12.0), method="bounded",
+                          options={"xatol": 1e-10})
+    # never report more than the simple BS16 bound ρ + 2√(ρ ln(1/δ))
+    return float(min(res.fun, rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))))
+
+
+def zcdp_rho_for(epsilon: float, delta: float) -> float:
+    """Largest ρ whose zCDP → (ε, δ) conversion gives at most ε (bisection)."""
+    lo, hi = 0.0, epsilon
+    while zcdp_epsilon(hi, delta) < epsilon:
+        hi *= 2.0
+    for _ in range(100):
+        mid = 0.5 * (lo + hi)
+        if zcdp_epsilon(mid, delta) <= epsilon:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+class Ledger:
+    """An ordered list of stages and their composition."""
+
+    def __init__(self, stages: list[Stage] | None = None):
+        self.stages: list[Stage] = list(stages or [])
+
+    def add(self, stage: Stage) -> None:
+        self.stages.append(stage)
+
+    def basic(self) -> tuple[float, float]:
+        return (sum(s.epsilon for s in self.stages), sum(s.delta for s in self.stages))
+
+    def tight(self) -> tuple[float, float] | None:
+        """(ε, δ) from the PLD accountant on the noise parts + Σ δ_thr, or None if some stage's
+        noise part is not a Laplace/Gaussian mechanism."""
+        if not self.stages or any(s.noise not in ("laplace", "gaussian") or
+                                  s.noise_multiplier is None for s in self.stages):
+            return None
+        import dp_accounting
+        from dp_accounting.pld import pld_privacy_accountant
+
+        events = [dp_accounting.LaplaceDpEvent(s.noise_multiplier) if s.noise == "laplace"
+                  else dp_accounting.GaussianDpEvent(s.noise_multiplier) for s in self.stages]
+        delta_thr = sum(s.delta_threshold for s in self.stages)
+        delta_noise = sum(s.delta - s.delta_threshold for s in self.stages)
+        if all(s.noise == "laplace" for s in self.stages):
+            return self.basic()[0], delta_thr + delta_noise  # pure: the basic sum is exact
+        acc = pld_privacy_accountant.PLDAccountant(value_discretization_interval=1e-4)
+        acc.compose(dp_accounting.ComposedDpEvent(events))
+        return float(acc.get_epsilon(delta_noise)), delta_thr + delta_noise
+
+    def total(self) -> tuple[float, float, str]:
+        """The smaller-ε valid total and how it was obtained."""
+        eps_b, delta_b = self.basic()
+        tight = self.tight()
+        if tight is not None and tight[0] < eps_b and tight[1] <= delta_b * (1 + 1e-12):
+            return tight[0], tight[1], "PLD (dp-accounting) on the noise parts + Σ δ_threshold"
+        return eps_b, delta_b, "basic composition"
+
+    def check(self, epsilon: float, delta: float) -> None:
+        eps, d, how = self.total()
+        if eps > epsilon * (1 + 1e-9) or d > delta * (1 + 1e-9):
+            parts = "; ".join(f"{s.name}: (ε={s.epsilon:g}, δ={s.delta:g})" for s in self.stages)
+            raise BudgetExceededError(
+                f"budget exceeded: the stages spend (ε={eps:.4g}, δ={d:.3g}) by {how} [{parts}] "
+                f"but [budget] allows (ε={epsilon:g}, δ={delta:g}). Lower a stage's epsilon/delta "
+                f"or raise budget.epsilon/delta. Nothing was read or written.")
+
+    def to_dict(self) -> dict:
+        eps_b, delta_b = self.basic()
+        eps, d, how = self.total()
+        return {"stages": [s.to_dict() for s in self.stages],
+                "basic_composition": {"epsilon": eps_b, "delta": delta_b},
+                "total": {"epsilon": eps, "delta": d, "method": how}}

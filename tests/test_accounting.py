@@ -1,0 +1,62 @@
+"""The ledger: stage records, composition, budget checks (MECHANISMS.md §10)."""
+
+import math
+
+import pytest
+
+from dp_vocab import make_mechanism
+from dp_vocab.errors import BudgetExceededError
+from dp_vocab.mechanisms import MECHANISMS
+from dp_vocab.privacy import calibrate
+from dp_vocab.privacy.accounting import Ledger, Stage, zcdp_epsilon, zcdp_rho_for
+
+
+@pytest.mark.parametrize("name", list(MECHANISMS))
+def test_every_mechanism_has_a_ledger_stage(name):
+    kw = {"public_frequencies": {"a": 1.0}} if name == "gw_kt" else {}
+    m = make_mechanism(name, epsilon=2.0, delta=1e-6, max_items_per_user=9, **kw)
+    st = m.stage()
+    assert (st.epsilon, st.delta) == (2.0, 1e-6)
+    if m.noise == "laplace":  # the noise part alone is ε-DP: multiplier = b/Δ1 = 1/ε
+        assert st.noise_multiplier == pytest.approx(1 / 2.0) and st.delta_threshold == 1e-6
+    elif m.noise == "gaussian":  # the noise part is (ε, δ/2)-DP: σ/Δ2 = σ_AGM(ε, δ/2; 1)
+        assert st.noise_multiplier == pytest.approx(calibrate.agm_sigma(2.0, 5e-7), rel=1e-9)
+        assert st.delta_threshold == 5e-7
+    else:
+        assert st.noise == "other"
+
+
+def test_basic_and_tight_composition():
+    lap = make_mechanism("policy_laplace", epsilon=1.0, delta=1e-6).stage("a")
+    gau = make_mechanism("policy_gaussian", epsilon=1.0, delta=1e-6).stage("b")
+    assert Ledger([lap, lap]).total()[:2] == (2.0, 2e-6)
+    two_gauss = Ledger([gau, gau])
+    eps, delta, how = two_gauss.total()
+    assert delta == pytest.approx(2e-6) and "PLD" in how
+    # two Gaussians at σ compose to one at σ/√2: exact ε at δ_noise = 1e-6 is known
+    sigma = calibrate.agm_sigma(1.0, 5e-7)
+    mu = math.sqrt(2) / sigma
+    lo, hi = 0.0, 10.0
+    for _ in range(100):  # invert the exact GDP curve
+        mid = (lo + hi) / 2
+        if calibrate.agm_delta(1 / mu, mid) > 1e-6:
+            lo = mid
+        else:
+            hi = mid
+    assert eps == pytest.approx(hi, abs=0.01) and eps < 2.0
+    mixed = Ledger([gau, Stage("c", "x", 0.5, 1e-7)])
+    assert mixed.total()[:2] == (1.5, pytest.approx(1.1e-6))
+
+
+def test_budget_check_message():
+    st = make_mechanism("count_laplace", epsilon=2.0, delta=1e-5, max_items_per_user=5).stage()
+    Ledger([st]).check(2.0, 1e-5)
+    with pytest.raises(BudgetExceededError, match=r"selection: \(ε=2, δ=1e-05\)"):
+        Ledger([st, st]).check(3.0, 1e-4)
+
+
+def test_zcdp_conversion_against_table_e():
+    # Table E: ρ=0.5, δ=1e-5 → CKS20 4.7284; ρ=4, δ=e^-10 → 15.5449
+    assert zcdp_epsilon(0.5, 1e-5) == pytest.approx(4.7284, abs=2e-4)
+    assert zcdp_epsilon(4.0, math.exp(-10)) == pytest.approx(15.5449, abs=2e-4)
+    assert zcdp_epsilon(zcdp_rho_for(1.3, 1e-6), 1e-6) == pytest.approx(1.3, rel=1e-6)
