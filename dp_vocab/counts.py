@@ -42,13 +42,7 @@ class CountRelease:
         ids = np.array([vocab.id(w) for w in items], dtype=np.int64)
         in_v = np.zeros(len(vocab), dtype=bool)
         in_v[ids] = True
-        keep = in_v[itemsets.items]
-        rows = np.repeat(np.arange(itemsets.n_users), np.diff(itemsets.indptr))[keep]
-        indptr = np.zeros(itemsets.n_users + 1, dtype=np.int64)
-        np.cumsum(np.bincount(rows, minlength=itemsets.n_users), out=indptr[1:])
-        restricted = ItemSets(vocab, itemsets.user_ids, indptr, itemsets.items[keep],
-                              itemsets.counts[keep])
-        b = bound_itemsets(restricted, key, self.max_items_per_user, mode=1)
+        b = bound_itemsets(itemsets.restrict_items(in_v), key, self.max_items_per_user, mode=1)
         contrib = np.minimum(b.counts, self.max_count).astype(np.float64)
         sums = np.bincount(b.items, weights=contrib, minlength=len(vocab))
         return np.rint(sums[ids]).astype(np.int64)

@@ -128,6 +128,14 @@ class ItemSets:
             out[uid] = {self.vocab[int(t)]: int(c) for t, c in zip(items, counts)}
         return out
 
+    def restrict_items(self, keep: np.ndarray) -> "ItemSets":
+        """The same users holding only items whose id has ``keep[id]`` (bool over the vocab)."""
+        mask = keep[self.items]
+        rows = np.repeat(np.arange(self.n_users), np.diff(self.indptr))[mask]
+        indptr = np.zeros(self.n_users + 1, dtype=np.int64)
+        np.cumsum(np.bincount(rows, minlength=self.n_users), out=indptr[1:])
+        return ItemSets(self.vocab, self.user_ids, indptr, self.items[mask], self.counts[mask])
+
     def without_users(self, user_ids: Iterable[Hashable]) -> "ItemSets":
         """The neighbouring dataset with these users removed (same vocabulary object)."""
         drop = set(user_ids)

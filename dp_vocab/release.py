@@ -23,6 +23,7 @@ class Release:
     counts: dict[str, float] | None = None
     counts_info: dict | None = None
     ledger: list[dict] = field(default_factory=list)
+    details: dict = field(default_factory=dict)   # mechanism-specific DP outputs (e.g. per level)
 
     def __len__(self) -> int:
         return len(self.items)
@@ -45,4 +46,5 @@ class Release:
             "ledger": self.ledger,
             "released_items": len(self.items),
             "noisy_counts": self.counts_info if self.counts is not None else None,
+            **({"details": self.details} if self.details else {}),
         }

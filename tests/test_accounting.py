@@ -13,10 +13,17 @@ from dp_vocab.privacy.accounting import Ledger, Stage, zcdp_epsilon, zcdp_rho_fo
 
 @pytest.mark.parametrize("name", list(MECHANISMS))
 def test_every_mechanism_has_a_ledger_stage(name):
-    kw = {"public_frequencies": {"a": 1.0}} if name == "gw_kt" else {}
+    kw = {"gw_kt": {"public_frequencies": {"a": 1.0}}, "top_k": {"k": 5}}.get(name, {})
     m = make_mechanism(name, epsilon=2.0, delta=1e-6, max_items_per_user=9, **kw)
     st = m.stage()
+    if name == "top_k":  # two stages: candidates (ε/2, δ/2) and the picks (ε/2, 0 or δ/2)
+        a, b = m.stages()
+        assert a.epsilon + b.epsilon == 2.0 and a.delta == 5e-7 and b.delta in (0.0, 5e-7)
+        return
     assert (st.epsilon, st.delta) == (2.0, 1e-6)
+    if name in ("dpne", "dp_sips"):  # composite Gaussian σ* over levels / rounds
+        assert st.noise_multiplier == pytest.approx(calibrate.agm_sigma(2.0, 5e-7), rel=1e-9)
+        return
     if m.noise == "laplace":  # the noise part alone is ε-DP: multiplier = b/Δ1 = 1/ε
         assert st.noise_multiplier == pytest.approx(1 / 2.0) and st.delta_threshold == 1e-6
     elif m.noise == "gaussian":  # the noise part is (ε, δ/2)-DP: σ/Δ2 = σ_AGM(ε, δ/2; 1)

@@ -74,7 +74,7 @@ def test_no_float_noise_sampler_in_the_package():
 
 
 def test_only_the_noise_module_draws_randomness():
-    draws = re.compile(r"os\.urandom|secrets\.|np\.random\.|import random\b|random\.random\(")
+    draws = re.compile(r"os\.urandom|secrets\.|np\.random\.|import random\b|random\.random\(|default_rng")
     offenders = [str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py")
                  if p.name != "noise.py" and draws.search(p.read_text(encoding="utf-8"))]
     assert offenders == []

@@ -3,15 +3,19 @@
 from .base import Bounded, Mechanism
 from .count import CountGaussian, CountLaplace
 from .greedy import GW, GWKT, load_public_frequencies
+from .ngrams import DPNE
+from .sips import DPSIPS
+from .topk import TopK
 from .partition import PartitionOptimal
 from .policy import PolicyGaussian, PolicyLaplace
 from .weighted import WeightedGaussian, WeightedLaplace
 
 MECHANISMS: dict[str, type[Mechanism]] = {
     cls.name: cls for cls in (CountLaplace, CountGaussian, WeightedLaplace, WeightedGaussian,
-                              PolicyLaplace, PolicyGaussian, GW, GWKT, PartitionOptimal)
+                              PolicyLaplace, PolicyGaussian, GW, GWKT, PartitionOptimal, DPSIPS,
+                              TopK, DPNE)
 }
 
-__all__ = ["GW", "GWKT", "MECHANISMS", "Bounded", "CountGaussian", "CountLaplace", "Mechanism",
+__all__ = ["DPNE", "DPSIPS", "GW", "TopK", "GWKT", "MECHANISMS", "Bounded", "CountGaussian", "CountLaplace", "Mechanism",
            "PartitionOptimal", "PolicyGaussian", "PolicyLaplace", "WeightedGaussian",
            "WeightedLaplace", "load_public_frequencies"]

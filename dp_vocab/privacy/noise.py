@@ -126,3 +126,33 @@ def discrete_gaussian(sigma: float, n: int, source: RandomSource) -> np.ndarray:
         out[todo[accept]] = y[accept]
         todo = todo[~accept]
     return out
+
+
+def uniform_below(n: int, size: int, source: RandomSource) -> np.ndarray:
+    """``size`` exact uniform integers in [0, n), n < 2^63, by rejection on 64-bit words."""
+    if not 0 < n < 2 ** 63:
+        raise ValueError(f"uniform_below: n must be in (0, 2^63), got {n}")
+    limit = (2 ** 64 // n) * n  # accept words below the largest multiple of n
+    out = np.empty(0, dtype=np.uint64)
+    while out.size < size:
+        w = source.words(max(size - out.size, 1))
+        out = np.concatenate([out, w[w < np.uint64(limit)] if limit < 2 ** 64 else w])
+    return (out[:size] % np.uint64(n)).astype(np.int64)
+
+
+def binomial(n: int, p: float, source: RandomSource) -> int:
+    """Binomial(n, p): exact Bernoulli draws for n ≤ 2^22, else numpy's sampler seeded from
+    ``source`` (the output is an integer count; its distribution matches to double precision)."""
+    if n <= 0 or p <= 0:
+        return 0
+    if n <= 2 ** 22:
+        return int(bernoulli(np.full(n, p), source).sum())
+    gen = np.random.Generator(np.random.PCG64(source.words(2)))
+    return int(gen.binomial(n, p))
+
+
+def gumbel(scale: float, n: int, source: RandomSource) -> np.ndarray:
+    """n iid Gumbel(0, scale) values −scale·ln(−ln U), U uniform on (0, 1) with 53-bit
+    resolution. Used only to rank candidates (one-shot top-k); never published."""
+    u = ((source.words(n) >> np.uint64(11)).astype(np.float64) + 0.5) * 2.0 ** -53
+    return -scale * np.log(-np.log(u))

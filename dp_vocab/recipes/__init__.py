@@ -150,7 +150,7 @@ def run_recipe(recipe, output, overrides: dict[str, Any] | None = None, force: b
     Order: parse and validate everything (recipe, parameters, budget, output location), then
     read private data, then release, then write all outputs at once.
     """
-    from ..extraction import extract_itemsets
+    from ..extraction import extract_itemsets, extract_sequences
     from ..privacy.noise import RandomSource
 
     cfg = load_recipe(recipe, overrides)
@@ -158,7 +158,12 @@ def run_recipe(recipe, output, overrides: dict[str, Any] | None = None, force: b
     staged = resolve_sections(cfg, ("mechanism", "counts"))
     mechanism, counter = staged["mechanism"], staged.get("counts")
     check_counts_route(mechanism, counter)
-    ledger = Ledger([mechanism.stage("selection")] + ([counter.stage("counts")] if counter else []))
+    sequences = getattr(mechanism, "input", "itemsets") == "sequences"
+    if sequences and counter is not None:
+        raise RecipeError(f"recipe [counts]: {mechanism.registry_name} releases n-grams level by "
+                          f"level; a separate count release is not supported for it")
+    stages = mechanism.stages() if hasattr(mechanism, "stages") else [mechanism.stage("selection")]
+    ledger = Ledger(stages + ([counter.stage("counts")] if counter else []))
     budget = check_budget(cfg, ledger)
     objs = resolve_sections(cfg, ("items", "export"))
     extractor, exporters = objs["items"], _exporters(objs.get("export"))
@@ -184,8 +189,9 @@ def run_recipe(recipe, output, overrides: dict[str, Any] | None = None, force: b
 
     timings = {}
     t0 = time.perf_counter()
-    itemsets = extract_itemsets(reader, extractor,
-                                on_progress=(lambda: progress(reader)) if progress else None)
+    extract = extract_sequences if sequences else extract_itemsets
+    itemsets = extract(reader, extractor,
+                       on_progress=(lambda: progress(reader)) if progress else None)
     timings["extract_s"] = time.perf_counter() - t0
     t1 = time.perf_counter()
     release = mechanism.release(itemsets, key=key, random=random)

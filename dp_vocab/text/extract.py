@@ -37,13 +37,12 @@ class ItemExtractor:
             text = unicodedata.normalize("NFKC", text)
         return text.lower() if self.lowercase else text
 
-    def __call__(self, text: str) -> list[str]:
+    def runs(self, text: str) -> list[list[str]]:
+        """Normalised tokens of one document, split where an over-long token was dropped."""
         tokens = self.tokenizer(self.normalize(text))
         m = self.max_length
-        if self.n_min == 1 and self.n_max == 1:
-            if any(len(t) > m for t in tokens):
-                return [t for t in tokens if len(t) <= m]
-            return tokens
+        if not any(len(t) > m for t in tokens):
+            return [tokens] if tokens else []
         runs, run = [], []
         for t in tokens:
             if len(t) > m:
@@ -54,9 +53,18 @@ class ItemExtractor:
                 run.append(t)
         if run:
             runs.append(run)
+        return runs
+
+    def __call__(self, text: str) -> list[str]:
+        if self.n_min == 1 and self.n_max == 1:
+            tokens = self.tokenizer(self.normalize(text))
+            m = self.max_length
+            if any(len(t) > m for t in tokens):
+                return [t for t in tokens if len(t) <= m]
+            return tokens
         join = self.joiner.join
         out = []
-        for run in runs:
+        for run in self.runs(text):
             for n in range(self.n_min, self.n_max + 1):
                 if n == 1:
                     out.extend(run)

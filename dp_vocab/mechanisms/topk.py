@@ -1,0 +1,119 @@
+"""Fixed-size vocabularies: a private candidate set, then one-shot Gumbel top-k (§9)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..errors import ParameterError
+from ..itemsets import ItemSets
+from ..privacy.accounting import Stage, zcdp_rho_for
+from ..privacy.noise import RandomSource, gumbel
+from ..privacy.params import check_positive_int
+from ..release import Release
+from .base import Mechanism
+from .user_order import check_key
+
+
+class TopK(Mechanism):
+    """Exactly k items (or all candidates if fewer). Privacy claim:
+
+    - stage A: the ``candidates`` mechanism with (f·ε, δ/2) releases a candidate set C;
+    - stage B: scores h_u = number of users holding u ∈ C (unbounded: every count moves by ≤ 1,
+      all in the same direction, so no cap is needed); one-shot Gumbel(1/ε₁) top-k equals k-fold
+      peeling of the exponential mechanism exp(ε₁ h_u) (Durfee & Rogers 2019), each pick ε₁-DP
+      and ε₁²/8-zCDP; ε₁ is the larger of (1−f)ε/k (pure composition) and √(8ρ/k) with ρ the
+      zCDP budget worth ((1−f)ε, δ/2);
+    - total: stage A + stage B by composition (the ledger shows both).
+    """
+
+    name = "top_k"
+    summary = "exactly k items: private candidates, then one-shot Gumbel top-k by user counts"
+    noise = "other"
+    sensitivity = "stage A: that mechanism's; stage B: user counts, Linf = 1, monotone"
+
+    def __init__(self, epsilon, delta, k, candidates="policy_gaussian", candidate_budget=0.5,
+                 max_items_per_user=100):
+        from . import MECHANISMS
+        self._set("k", check_positive_int(k, "k"))
+        if candidates not in MECHANISMS or candidates in ("top_k", "dpne", "gw_kt"):
+            raise ParameterError("candidates", candidates, "a set-union mechanism name such as "
+                                 "'policy_gaussian' or 'weighted_gaussian'")
+        if not (isinstance(candidate_budget, (int, float)) and 0 < candidate_budget < 1):
+            raise ParameterError("candidate_budget", candidate_budget,
+                                 "the fraction of ε for the candidate set, in (0, 1)")
+        self._set("candidate_budget", float(candidate_budget))
+        self._set("candidates", candidates)
+        super().__init__(epsilon, delta, max_items_per_user, "uniform")
+
+    def _calibrate(self):
+        from . import MECHANISMS
+        stage_a = MECHANISMS[self.candidates](self.epsilon * self.candidate_budget, self.delta / 2,
+                                              max_items_per_user=self.max_items_per_user)
+        eps_b, delta_b = self.epsilon * (1 - self.candidate_budget), self.delta / 2
+        pure = eps_b / self.k
+        zcdp = math.sqrt(8 * zcdp_rho_for(eps_b, delta_b) / self.k)
+        self._set("stage_a", stage_a)
+        self._set("pick_epsilon", max(pure, zcdp))
+        self._set("pick_route", "pure" if pure >= zcdp else "zcdp")
+        self._set("threshold", stage_a.threshold)
+        self._set("noise_scale", stage_a.noise_scale)
+        self._set("gumbel_scale", 1.0 / self.pick_epsilon)
+
+    @property
+    def noise_multiplier(self):
+        return None
+
+    def params(self):
+        return {"epsilon": self.epsilon, "delta": self.delta, "k": self.k,
+                "candidates": self.candidates, "candidate_budget": self.candidate_budget,
+                "max_items_per_user": self.max_items_per_user}
+
+    def privacy(self):
+        return {**super().privacy(), "candidate_stage": self.stage_a.privacy(),
+                "pick_epsilon": self.pick_epsilon, "pick_accounting": self.pick_route,
+                "gumbel_scale": self.gumbel_scale}
+
+    def stages(self) -> list[Stage]:
+        eps_b = self.epsilon * (1 - self.candidate_budget)
+        b = Stage(name="top_k", mechanism=self.registry_name, epsilon=eps_b,
+                  delta=0.0 if self.pick_route == "pure" else self.delta / 2, noise="other")
+        return [self.stage_a.stage("candidates"), b]
+
+    def stage(self, name: str = "selection") -> Stage:
+        a, b = self.stages()
+        return Stage(name=name, mechanism=self.registry_name, epsilon=a.epsilon + b.epsilon,
+                     delta=a.delta + b.delta, noise="other")
+
+    def histogram(self, itemsets, key):
+        return self.stage_a.histogram(itemsets, key)
+
+    def bound(self, itemsets, key):
+        return self.stage_a.bound(itemsets, key)
+
+    @property
+    def support(self):
+        return self.stage_a.support
+
+    def release_probability(self, weights):
+        return self.stage_a.release_probability(weights)
+
+    def release(self, itemsets: ItemSets, key: bytes | None = None,
+                random: RandomSource | None = None) -> Release:
+        random = random if random is not None else RandomSource()
+        key = check_key(key) if key is not None else random.key()
+        cand = self.stage_a.release(itemsets, key=key, random=random).items
+        if len(cand) > self.k:
+            ids = np.array([itemsets.vocab.id(w) for w in cand], dtype=np.int64)
+            holders = np.bincount(itemsets.items, minlength=len(itemsets.vocab))[ids]
+            noisy = holders + gumbel(self.gumbel_scale, ids.size, random)
+            top = np.argpartition(-noisy, self.k - 1)[:self.k]
+            chosen = sorted(cand[i] for i in top.tolist())
+        else:
+            chosen = list(cand)
+        return Release(items=chosen, mechanism=self.registry_name, params=self.params(),
+                       epsilon=self.epsilon, delta=self.stage().delta,
+                       randomness=random.describe(), privacy=self.privacy(),
+                       ledger=[s.to_dict() for s in self.stages()],
+                       details={"candidates": len(cand), "k": self.k})

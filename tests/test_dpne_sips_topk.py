@@ -1,0 +1,157 @@
+"""What is specific to DPNE (§8), DP-SIPS (§6) and one-shot top-k (§9)."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.special import ndtr, ndtri
+from scipy.stats import binomtest, chisquare
+
+from dp_vocab import ItemSets, make_mechanism
+from dp_vocab.extraction import extract_sequences
+from dp_vocab.privacy import calibrate
+from dp_vocab.privacy.noise import RandomSource, gumbel
+from dp_vocab.text.extract import ItemExtractor
+from dp_vocab.text.tokenizers import RegexTokenizer
+
+EXTRACT = ItemExtractor(RegexTokenizer())
+
+
+def corpus(docs):
+    return extract_sequences(docs, EXTRACT)
+
+
+# ---- DPNE ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("split", ["uniform", 10.0, 0.5])
+def test_dpne_level_budget_composes_to_one_gaussian(split):
+    m = make_mechanism("dpne", epsilon=3, delta=1e-5, max_n=4, budget_split=split)
+    assert sum(1 / s ** 2 for s in m.level_sigmas) == pytest.approx(1 / m.sigma_star ** 2, rel=1e-12)
+    assert m.sigma_star == pytest.approx(calibrate.agm_sigma(3, 5e-6), rel=1e-12)
+    assert m.threshold == pytest.approx(
+        calibrate.gaussian_threshold(m.level_sigmas[0], 5e-6, m.max_items_per_user))
+
+
+def test_dpne_released_ngrams_have_released_prefix_and_suffix():
+    docs = [(f"u{i}", "the cat sat on the mat . the dog sat on the log .") for i in range(300)]
+    docs += [(f"v{i}", f"a rare phrase number {i} here") for i in range(50)]
+    m = make_mechanism("dpne", epsilon=4, delta=1e-5, max_n=5, max_items_per_user=20, eta=0.5)
+    rel = m.release(corpus(docs), random=RandomSource(3))
+    released = set(rel.items)
+    by_len = {}
+    for g in released:
+        by_len.setdefault(len(g.split(" ")), set()).add(g)
+    assert set(by_len) == {1, 2, 3, 4, 5}  # every length up to 5 on this corpus
+    for g in released:
+        parts = g.split(" ")
+        if len(parts) > 1:
+            assert " ".join(parts[:-1]) in released and " ".join(parts[1:]) in released
+    assert [lv["n"] for lv in rel.details["levels"]] == [1, 2, 3, 4, 5]
+
+
+words = st.sampled_from(["a", "b", "c", "d", "e"])
+db = st.dictionaries(st.integers(0, 15), st.lists(st.lists(words, min_size=1, max_size=6)
+                                                  .map(" ".join), min_size=1, max_size=3),
+                     min_size=1, max_size=8)
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=db, key=st.binary(min_size=32, max_size=32), pick=st.data())
+def test_dpne_per_level_sensitivity(data, key, pick):
+    docs = [(u, t) for u, texts in data.items() for t in texts]
+    c = corpus(docs)
+    x = pick.draw(st.sampled_from(sorted(data)))
+    cp = c.without_users([x])
+    m = make_mechanism("dpne", epsilon=1, delta=1e-5, max_n=3, max_items_per_user=3)
+    previous = ["a", "b", "c", "d"]  # a fixed, public S_1
+    for n, prev in ((1, []), (2, previous)):
+        h, hp = m.level_histogram(c, n, prev, key), m.level_histogram(cp, n, prev, key)
+        keys = set(h) | set(hp)
+        l2 = math.sqrt(sum((h.get(k, 0) - hp.get(k, 0)) ** 2 for k in keys))
+        assert l2 <= 1 + 1e-9
+        if n == 2:  # candidates only: prefix and suffix in S_1
+            assert all(g.split(" ")[0] in previous and g.split(" ")[1] in previous for g in h)
+
+
+@pytest.mark.slow
+def test_dpne_spurious_count_is_binomial_over_exact_candidates():
+    # level 1 certainly releases a, b, c (weights far above threshold): C_2 = 3² = 9 bigrams,
+    # of which users hold "a b" and "b c" (supp W_2 = 2): spurious K ~ Bin(7, Φ(−ρ_2/σ_2))
+    docs = [(i, "a b c") for i in range(3000)]
+    m = make_mechanism("dpne", epsilon=8, delta=1e-5, max_n=2, max_items_per_user=5, eta=0.3)
+    c = corpus(docs)
+    sigma2 = m.level_sigmas[1]
+    rho2 = sigma2 * float(ndtri(1 - 0.3 * 3 / 9))
+    p0 = float(ndtr(-rho2 / sigma2))
+    runs, total = 400, 0
+    rng = RandomSource()
+    for _ in range(runs):
+        rel = m.release(c, random=rng)
+        assert {"a", "b", "c"} <= set(rel.items)
+        total += rel.details["levels"][1]["spurious"]
+    assert binomtest(total, runs * 7, p0).pvalue > 1e-6
+
+
+# ---- DP-SIPS ------------------------------------------------------------------------------------
+
+def test_sips_calibration():
+    m = make_mechanism("dp_sips", epsilon=3, delta=1e-5, rounds=3, allocation=0.3,
+                       max_items_per_user=5)
+    f = m.fractions
+    assert sum(f) == pytest.approx(1) and f[0] < f[1] < f[2]
+    assert sum(1 / s ** 2 for s in m.round_sigmas) == pytest.approx(1 / m.sigma ** 2, rel=1e-12)
+    assert sum(m.round_deltas) == pytest.approx(5e-6)
+    for s, d, t in zip(m.round_sigmas, m.round_deltas, m.round_thresholds):
+        assert t == pytest.approx(calibrate.gaussian_threshold(s, d, 5))
+
+
+sips_db = st.dictionaries(st.integers(0, 20), st.lists(st.sampled_from("abcdefgh"), max_size=8),
+                          min_size=1, max_size=8)
+
+
+@settings(max_examples=80, deadline=None)
+@given(data=sips_db, key=st.binary(min_size=32, max_size=32), pick=st.data(),
+       before=st.lists(st.sampled_from("abcdefgh"), max_size=4))
+def test_sips_round_sensitivity_given_earlier_outputs(data, key, pick, before):
+    d = ItemSets.from_user_items(data.items())
+    x = pick.draw(st.sampled_from(sorted(data)))
+    m = make_mechanism("dp_sips", epsilon=1, delta=1e-5, max_items_per_user=2)
+    for r in (1, 2, 3):
+        h = m.round_histogram(d, key, r, before)
+        hp = m.round_histogram(d.without_users([x]), key, r, before)
+        assert not set(h) & set(before)  # released items never come back
+        keys = set(h) | set(hp)
+        assert math.sqrt(sum((h.get(k, 0) - hp.get(k, 0)) ** 2 for k in keys)) <= 1 + 1e-9
+
+
+def test_sips_rounds_partition_the_release():
+    d = ItemSets.from_user_items([(i, ["a", "b", "c", f"z{i % 40}"]) for i in range(2000)])
+    rel = make_mechanism("dp_sips", epsilon=2, delta=1e-5).release(d, random=RandomSource(5))
+    assert sum(r["released"] for r in rel.details["rounds"]) == len(rel.items)
+
+
+# ---- top-k --------------------------------------------------------------------------------------
+
+def test_top_k_returns_exactly_k_or_all_candidates():
+    d = ItemSets.from_user_items([(i, [f"w{j}" for j in range(30) if i % (j + 1) == 0])
+                                  for i in range(3000)])
+    few = make_mechanism("top_k", epsilon=4, delta=1e-5, k=1000).release(d, random=RandomSource(1))
+    assert few.details["candidates"] == len(few.items) < 1000
+    rel = make_mechanism("top_k", epsilon=4, delta=1e-5, k=5).release(d, random=RandomSource(1))
+    assert len(rel.items) == 5 and rel.details["candidates"] > 5
+    assert set(rel.items) <= {"w0", "w1", "w2", "w3", "w4", "w5", "w6", "w7"}  # the frequent ones
+
+
+@pytest.mark.slow
+def test_one_shot_gumbel_top1_is_the_exponential_mechanism():
+    h = np.array([3.0, 2.0, 2.0, 0.0])
+    eps, n = 0.7, 200_000
+    winners = np.empty(n, dtype=np.int64)
+    rng = RandomSource()
+    for start in range(0, n, 20_000):
+        g = gumbel(1 / eps, 4 * 20_000, rng).reshape(20_000, 4)
+        winners[start:start + 20_000] = np.argmax(h + g, axis=1)
+    p = np.exp(eps * h) / np.exp(eps * h).sum()
+    assert chisquare(np.bincount(winners, minlength=4), p * n).pvalue > 1e-6
