@@ -12,7 +12,8 @@ def extract_itemsets(documents: Iterable[tuple[object, str]], extractor: Callabl
                      on_progress: Callable[[], None] | None = None,
                      progress_every: int = 2000) -> ItemSets:
     """Tokenize and intern every document; a user's documents may be spread over the input."""
-    builder = ItemSetsBuilder()
+    builder = ItemSetsBuilder(max_distinct_per_user=getattr(extractor, "max_distinct_per_user",
+                                                            None))
     add = builder.add_counts
     for n, (user, text) in enumerate(documents, 1):
         add(user, Counter(extractor(text)))

@@ -156,6 +156,11 @@ class ItemSets:
         return f"<ItemSets (private data; {len(self.vocab)} interned strings)>"
 
 
+def _item_hash(item: str) -> int:
+    return int.from_bytes(hashlib.blake2b(item.encode("utf-8", "surrogatepass"),
+                                          digest_size=8).digest(), "little")
+
+
 def _check_user_id(user) -> None:
     if isinstance(user, bool) or not isinstance(user, (str, int, bytes)):
         raise CorpusError(f"user id must be a string or an integer, got {type(user).__name__} "
@@ -169,9 +174,14 @@ class ItemSetsBuilder:
     the buffer exceeds ``compact_every`` pairs.
     """
 
-    def __init__(self, vocab: Vocabulary | None = None, compact_every: int = 8_000_000):
+    def __init__(self, vocab: Vocabulary | None = None, compact_every: int = 8_000_000,
+                 max_distinct_per_user: int | None = None):
         self.vocab = vocab if vocab is not None else Vocabulary()
         self._users: dict = {}
+        # users over the cap keep the items with the smallest (unkeyed) item hash: a function of
+        # their own data only; later items above their hash threshold are dropped on arrival
+        self._max_distinct = max_distinct_per_user
+        self._cap_threshold: dict[int, int] = {}
         self._u = array("i")
         self._i = array("i")
         self._c = array("i")
@@ -193,7 +203,12 @@ class ItemSetsBuilder:
             self.user_index(user)
             return
         u = self.user_index(user)
-        index, strings = self.vocab.index, self.vocab.strings
+        if u in self._cap_threshold:
+            limit = self._cap_threshold[u]
+            counter = {w: c for w, c in counter.items() if _item_hash(w) <= limit}
+            if not counter:
+                return
+        index = self.vocab.index
         ids = self._i
         for item in counter:
             i = index.get(item)
@@ -218,7 +233,28 @@ class ItemSetsBuilder:
         order = np.argsort(keys, kind="stable")
         keys, counts = keys[order], counts[order]
         starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
-        self._merged = (keys[starts], np.add.reduceat(counts, starts) if keys.size else counts)
+        keys, counts = keys[starts], (np.add.reduceat(counts, starts) if keys.size else counts)
+        if self._max_distinct is not None and keys.size:
+            keys, counts = self._apply_cap(keys, counts)
+        self._merged = (keys, counts)
+
+    def _apply_cap(self, keys: np.ndarray, counts: np.ndarray):
+        rows = keys >> 32
+        per_user = np.bincount(rows)
+        over = np.flatnonzero(per_user > self._max_distinct)
+        if not over.size:
+            return keys, counts
+        hashes = self.vocab.hashes()
+        keep = np.ones(keys.size, dtype=bool)
+        starts = np.searchsorted(rows, over)
+        for u, s in zip(over.tolist(), starts.tolist()):
+            e = s + int(per_user[u])
+            h = hashes[(keys[s:e] & 0xFFFFFFFF)]
+            order = np.argsort(h, kind="stable")
+            keep[s:e] = False
+            keep[s + order[:self._max_distinct]] = True
+            self._cap_threshold[u] = int(h[order[self._max_distinct - 1]])
+        return keys[keep], counts[keep]
 
     def build(self) -> ItemSets:
         self._compact()

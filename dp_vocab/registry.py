@@ -27,9 +27,10 @@ class registry(confection.registry):
 
 @registry.readers("dp_vocab.jsonl.v1")
 def jsonl_reader(path: str, user_field: str = "user", text_field: str = "text",
-                 on_error: str = "raise"):
+                 on_error: str = "raise", max_line_bytes: int = 16 * 2 ** 20):
     from .corpora import JsonlReader
-    return JsonlReader(path, user_field=user_field, text_field=text_field, on_error=on_error)
+    return JsonlReader(path, user_field=user_field, text_field=text_field, on_error=on_error,
+                       max_line_bytes=max_line_bytes)
 
 
 @registry.readers("dp_vocab.csv.v1")
@@ -71,10 +72,12 @@ def hf_pre_tokenizer(kind: str = "whitespace"):
 
 @registry.extractors("dp_vocab.items.v1")
 def item_extractor(tokenizer, n_min: int = 1, n_max: int = 1, lowercase: bool = True,
-                   nfkc: bool = True, max_length: int = 50, joiner: str = " "):
+                   nfkc: bool = True, max_length: int = 50, joiner: str = " ",
+                   max_distinct_per_user: int = 100_000):
     from .text.extract import ItemExtractor
     return ItemExtractor(tokenizer, n_min=n_min, n_max=n_max, lowercase=lowercase, nfkc=nfkc,
-                         max_length=max_length, joiner=joiner)
+                         max_length=max_length, joiner=joiner,
+                         max_distinct_per_user=max_distinct_per_user)
 
 
 # ---- mechanisms -------------------------------------------------------------------------------

@@ -62,3 +62,22 @@ def run_policy(update, users: list[list[str]], gamma: float) -> dict:
     for items in users:
         update(hist, items, gamma)
     return hist
+
+
+def published_gw(epsilon: float, delta: float, alpha: float = 3.0):
+    """GW exactly as published (Carvalho et al. code): no cap, every held item of every user is
+    a candidate (zero weights included), threshold ρ_GW = 1 − ln(2δ)/ε. NOT DP (§4.4 (A))."""
+    import math
+
+    from dp_vocab.mechanisms.greedy import GW
+
+    class PublishedGW(GW):
+        name = "gw_as_published"
+
+        def _calibrate(self):
+            rho = 1 - math.log(2 * self.delta) / self.epsilon
+            self._set("noise_scale", 1 / self.epsilon)
+            self._set("threshold", rho)
+            self._set("cutoff", rho + self.alpha / self.epsilon)
+
+    return PublishedGW(epsilon, delta, max_items_per_user=10 ** 9, alpha=alpha)

@@ -188,3 +188,22 @@ def test_exporter_needing_counts_fails_before_reading(tmp_path):
         run_recipe(REPO / "recipes" / "private-wordpiece.cfg", tmp_path / "o",
                    overrides={"export.model": "bpe",
                               "paths.corpus": str(tmp_path / "not-read.jsonl")})
+
+
+def test_default_runs_differ_and_seeded_runs_agree(tmp_path):
+    def items(name, seed):
+        over = {"paths.corpus": str(SAMPLE), "run.seed": seed}
+        return run_recipe(QUICKSTART, tmp_path / name, overrides=over).release.items
+    a, b = items("a", None), items("b", None)
+    assert a != b  # fresh key and OS randomness: identical ~900-item releases are not plausible
+    assert items("c", 11) == items("d", 11)
+    record = json.loads((tmp_path / "c" / "privacy.json").read_text())
+    assert record["randomness"] == {"mode": "seeded (not for release)", "seed": 11}
+
+
+def test_audit_command(tmp_path):
+    res = runner.invoke(app, ["audit", "policy_laplace", "--epsilon", "1", "--delta", "1e-5",
+                              "--runs", "50", "--canary-items", "10", "-o", str(tmp_path / "a.json")])
+    assert res.exit_code == 0, res.output
+    assert "canary released in 0/50 runs" in res.output
+    assert json.loads((tmp_path / "a.json").read_text())["violation"] is False

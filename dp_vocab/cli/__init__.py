@@ -35,6 +35,12 @@ def run(ctx: typer.Context,
     from ..recipes import parse_overrides, run_recipe
     from .display import ReadProgress, print_summary
 
+    import signal
+
+    def _terminate(signum, frame):  # SIGTERM: unwind like Ctrl-C, so no partial output remains
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, _terminate)
     try:
         overrides = parse_overrides(list(ctx.args))
         with ReadProgress(disable=quiet) as prog:
@@ -65,6 +71,44 @@ def mechanisms():
         params = ", ".join(p if d is inspect.Parameter.empty else f"{p}={d!r}"
                            for p, d in mechanism_parameters(short))
         console.print(f"    parameters: {params}", markup=False)
+
+
+@app.command()
+def audit(mechanism: str = typer.Argument(..., help="Registered mechanism, e.g. gw_kt"),
+          epsilon: float = typer.Option(1.0, help="ε of the mechanism"),
+          delta: float = typer.Option(1e-5, help="δ of the mechanism"),
+          param: list[str] = typer.Option([], "--param", "-p",
+                                          help="Other parameters as key=value (JSON values)"),
+          canary_items: int = typer.Option(1000, help="Unique items held by the canary user"),
+          runs: int = typer.Option(2000, help="Releases per neighbouring dataset"),
+          confidence: float = typer.Option(0.95, help="Clopper-Pearson confidence"),
+          output: Path = typer.Option(None, "--output", "-o", help="Write the result as JSON")):
+    """Estimate privacy loss empirically: a canary user with unique items, neighbouring
+    datasets, many releases; reports the canary release rate against δ and an ε lower bound."""
+    import json
+
+    from rich.markup import escape
+
+    from ..audit import audit as run_audit
+    from ..errors import DPVocabError
+    from ..recipes import parse_override_value
+    from ..registry import make_mechanism
+
+    try:
+        params = {}
+        for kv in param:
+            if "=" not in kv:
+                _fail(f"--param {escape(kv)!r}: expected key=value")
+            k, v = kv.split("=", 1)
+            params[k] = parse_override_value(v)
+        mech = make_mechanism(mechanism, epsilon=epsilon, delta=delta, **params)
+        result = run_audit(mech, canary_items=canary_items, runs=runs, confidence=confidence)
+    except DPVocabError as e:
+        _fail(escape(str(e)))
+    typer.echo(result.summary())
+    if output is not None:
+        output.write_text(json.dumps(result.to_dict(), indent=2) + "\n", encoding="utf-8")
+    raise typer.Exit(3 if result.violation else 0)
 
 
 def main() -> None:

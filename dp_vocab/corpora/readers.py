@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import CorpusError
-from ..privacy.params import check_choice
+from ..privacy.params import check_choice, check_positive_int
 
 ON_ERROR = ("raise", "skip")
 _KEEP_REASONS = 5
@@ -104,9 +104,32 @@ class JsonlReader(_Reader):
     """One JSON object per line with a user field and a text field (defaults ``user``, ``text``)."""
 
     def __init__(self, path, user_field: str = "user", text_field: str = "text",
-                 on_error: str = "raise"):
+                 on_error: str = "raise", max_line_bytes: int = 16 * 2 ** 20):
         super().__init__(path, on_error)
         self.user_field, self.text_field = user_field, text_field
+        self.max_line_bytes = check_positive_int(max_line_bytes, "max_line_bytes")
+
+    def _lines(self, stream):
+        """Lines of at most max_line_bytes; a longer one is reported (or skipped) without ever
+        being held in memory whole."""
+        limit = self.max_line_bytes
+        readline = stream.readline
+        lineno = 0
+        while True:
+            line = readline(limit + 1)
+            if not line:
+                return
+            lineno += 1
+            if len(line) > limit and not line.endswith(b"\n"):
+                while True:  # drain the rest of the over-long line in bounded chunks
+                    rest = readline(limit + 1)
+                    if not rest or rest.endswith(b"\n"):
+                        break
+                self._bad(f"line longer than max_line_bytes = {limit} bytes; raise "
+                          f"max_line_bytes if such documents are expected", lineno)
+                yield lineno, None
+                continue
+            yield lineno, line
 
     def __iter__(self) -> Iterator[tuple[object, str]]:
         uf, tf = self.user_field, self.text_field
@@ -116,7 +139,9 @@ class JsonlReader(_Reader):
         with raw, stream:
             lineno = 0
             try:
-                for lineno, line in enumerate(stream, 1):
+                for lineno, line in self._lines(stream):
+                    if line is None:
+                        continue
                     try:
                         obj = loads(line)
                     except UnicodeDecodeError as e:
@@ -127,6 +152,9 @@ class JsonlReader(_Reader):
                         if not line.strip():
                             continue  # blank lines carry nothing
                         self._bad(f"not valid JSON ({e})", lineno)
+                        continue
+                    except RecursionError:
+                        self._bad("JSON nested too deeply", lineno)
                         continue
                     if not isinstance(obj, dict):
                         self._bad(f"expected a JSON object, found {type(obj).__name__}", lineno)

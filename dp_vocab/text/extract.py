@@ -19,7 +19,7 @@ class ItemExtractor:
 
     def __init__(self, tokenizer: Callable[[str], list[str]], n_min: int = 1, n_max: int = 1,
                  lowercase: bool = True, nfkc: bool = True, max_length: int = 50,
-                 joiner: str = " "):
+                 joiner: str = " ", max_distinct_per_user: int = 100_000):
         self.tokenizer = tokenizer
         self.n_min = check_positive_int(n_min, "n_min")
         self.n_max = check_positive_int(n_max, "n_max")
@@ -31,6 +31,9 @@ class ItemExtractor:
         if not isinstance(joiner, str) or not joiner:
             raise ParameterError("joiner", joiner, "a non-empty string")
         self.joiner = joiner
+        # memory bound for hostile users; far above any Δ0 (kept: smallest item hashes)
+        self.max_distinct_per_user = check_positive_int(max_distinct_per_user,
+                                                        "max_distinct_per_user")
 
     def normalize(self, text: str) -> str:
         if self.nfkc and not text.isascii():
@@ -76,4 +79,5 @@ class ItemExtractor:
         desc = getattr(self.tokenizer, "describe", None)
         return {**(desc() if desc else {"tokenizer": repr(self.tokenizer)}),
                 "n_min": self.n_min, "n_max": self.n_max, "lowercase": self.lowercase,
-                "nfkc": self.nfkc, "max_length": self.max_length, "joiner": self.joiner}
+                "nfkc": self.nfkc, "max_length": self.max_length, "joiner": self.joiner,
+                "max_distinct_per_user": self.max_distinct_per_user}

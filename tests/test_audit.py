@@ -1,0 +1,38 @@
+"""The empirical audit flags GW as published and passes the shipped mechanisms (MECHANISMS.md §13)."""
+
+import pytest
+
+from dp_vocab import make_mechanism
+from dp_vocab.audit import audit, clopper_pearson
+
+from reference_impl import published_gw
+
+pytestmark = pytest.mark.slow
+
+
+def test_clopper_pearson_covers():
+    lo, hi = clopper_pearson(7, 2000, 0.95)
+    assert lo < 7 / 2000 < hi and clopper_pearson(0, 100, 0.95)[0] == 0.0
+
+
+def test_audit_flags_gw_as_published_but_not_the_repaired_gw_kt():
+    # ε = 1, δ = 1e-5, a canary with 1000 unique items: the published code leaks it with
+    # probability ≈ δ(1 + 999/e) ≈ 3.7e-3 (MECHANISMS.md §4.4); 3000 runs see it ~11 times.
+    # Failure probability of this test for a correct implementation: P(Bin(3000, 3.7e-3) < 2)
+    # < 1e-3 for the first assertion; the second can only fail if gw_kt leaks.
+    bad = audit(published_gw(1.0, 1e-5), canary_items=1000, runs=3000)
+    assert bad.violation and bad.canary_releases >= 2
+    assert bad.canary_rate_interval[0] > 1e-5
+    good = audit(make_mechanism("gw_kt", epsilon=1.0, delta=1e-5, max_items_per_user=100,
+                                public_frequencies={"w0": 5.0}), canary_items=1000, runs=3000,
+                 confidence=1 - 1e-6)
+    assert good.canary_releases == 0 and not good.violation
+    assert good.epsilon_lower_bound <= 1.0
+
+
+def test_audit_on_policy_gaussian_with_large_delta_stays_within_claim():
+    m = make_mechanism("policy_gaussian", epsilon=1.0, delta=0.05, max_items_per_user=4)
+    # confidence 1 − 1e-6: a correct mechanism fails this with probability ≤ 1e-6
+    res = audit(m, canary_items=4, runs=3000, confidence=1 - 1e-6)
+    assert not res.violation and res.epsilon_lower_bound <= 1.0
+    assert res.canary_releases > 0  # δ/2 = 2.5% of runs: the canary is seen, within δ
