@@ -24,5 +24,11 @@ def run_recipe(*args, **kwargs):
     return _run(*args, **kwargs)
 
 
+def evaluate(*args, **kwargs):
+    """Compare mechanisms on one corpus; see :func:`dp_vocab.evaluate.evaluate`."""
+    from .evaluate import evaluate as _evaluate
+    return _evaluate(*args, **kwargs)
+
+
 __all__ = ["BudgetExceededError", "CorpusError", "DPVocabError", "ItemSets", "ParameterError",
-           "RecipeError", "Release", "Vocabulary", "__version__", "make_mechanism", "run_recipe"]
+           "RecipeError", "Release", "Vocabulary", "__version__", "evaluate", "make_mechanism", "run_recipe"]

@@ -73,6 +73,69 @@ def mechanisms():
         console.print(f"    parameters: {params}", markup=False)
 
 
+def _split(text: str, cast):
+    return [cast(x) for x in text.split(",") if x.strip()]
+
+
+@app.command()
+def evaluate(source: Path = typer.Argument(..., help="JSONL corpus or recipe (.cfg)"),
+             mechanisms: str = typer.Option("weighted_gaussian,policy_laplace,policy_gaussian,gw",
+                                            help="Comma-separated mechanism names"),
+             epsilon: str = typer.Option("1,3,8", help="Comma-separated ε values"),
+             delta: float = typer.Option(1e-5, help="δ for every configuration"),
+             repeats: int = typer.Option(3, help="Runs per configuration"),
+             max_items_per_user: str = typer.Option("100", "--max-items-per-user",
+                                                    help="Comma-separated Δ0 values"),
+             param: list[str] = typer.Option([], "--param", "-p",
+                                             help="mechanism.key=value, e.g. gw_kt.public_frequencies=f.tsv"),
+             jobs: int = typer.Option(1, help="Parallel processes for the configurations"),
+             output: Path = typer.Option(Path("eval-out"), "--output", "-o"),
+             force: bool = typer.Option(False, "--force")):
+    """Compare mechanisms side by side: table, results.csv/json, PNG plots, report.html."""
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.progress import Progress
+
+    from ..errors import DPVocabError
+    from ..evaluate import evaluate as run_eval
+    from ..evaluate import write_report
+    from ..outputs import check_output_dir
+    from ..recipes import parse_override_value
+    from .display import ReadProgress
+
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        _fail("evaluate needs matplotlib: pip install 'dp-vocab[eval]'")
+    try:
+        check_output_dir(output, force)
+        params: dict = {}
+        for kv in param:
+            if "=" not in kv or "." not in kv.split("=", 1)[0]:
+                _fail(f"--param {escape(kv)!r}: expected mechanism.key=value")
+            k, v = kv.split("=", 1)
+            mech, key = k.split(".", 1)
+            params.setdefault(mech, {})[key] = parse_override_value(v)
+        mechs = _split(mechanisms, str)
+        eps = _split(epsilon, float)
+        d0s = _split(max_items_per_user, int)
+        total = len(mechs) * len(eps) * len(d0s) * repeats
+        with ReadProgress() as read_prog:
+            loader = read_prog.update
+            with Progress(console=Console(stderr=True), transient=True) as prog:
+                task = prog.add_task("configurations", total=total)
+                result = run_eval(source, mechs, eps, delta=delta, repeats=repeats,
+                                  max_items_per_user=d0s, mechanism_params=params, jobs=jobs,
+                                  on_run=lambda _r: prog.advance(task), progress=loader)
+        files = write_report(result, output, force)
+    except DPVocabError as e:
+        _fail(escape(str(e)))
+    except KeyboardInterrupt:
+        _fail("interrupted; nothing was written", code=130)
+    Console().print(result.table())
+    typer.echo(f"wrote {output}/: {', '.join(files)}")
+
+
 @app.command()
 def audit(mechanism: str = typer.Argument(..., help="Registered mechanism, e.g. gw_kt"),
           epsilon: float = typer.Option(1.0, help="ε of the mechanism"),

@@ -1,0 +1,274 @@
+"""Side-by-side evaluation of mechanisms on one corpus: a research harness for the data owner.
+
+Runs every (mechanism, ε, Δ0) configuration ``repeats`` times on the same extracted item sets and
+reports released sizes and run times. Columns marked NON-PRIVATE (union size, items held by ≥ k
+users, the rank-frequency plot) are computed from the raw data without noise: they are for the data
+owner's eyes only, written only by ``evaluate`` and never by ``dp-vocab run``.
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import html
+import io
+import statistics
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from .errors import ParameterError
+from .itemsets import ItemSets
+from .outputs import atomic_output_dir, check_output_dir, write_json
+
+NON_PRIVATE = "NON-PRIVATE"
+HOLDER_THRESHOLDS = (5, 20, 100)
+
+
+@dataclass
+class Evaluation:
+    """Per-run records, per-configuration summary, and the non-private corpus facts."""
+
+    runs: list[dict]
+    summary: list[dict]
+    non_private: dict
+    released_example: dict = field(default_factory=dict)   # config → items of one run (plot)
+
+    def table(self):
+        from rich.table import Table
+        t = Table(title="dp-vocab evaluate: released size (mean ± sd over repeats)")
+        for col in ("mechanism", "ε", "δ", "Δ0", "released", "time (s)"):
+            t.add_column(col, justify="right" if col not in ("mechanism",) else "left")
+        for row in self.summary:
+            t.add_row(row["mechanism"], f"{row['epsilon']:g}", f"{row['delta']:g}",
+                      str(row["max_items_per_user"]),
+                      f"{row['released_mean']:.1f} ± {row['released_sd']:.1f}",
+                      f"{row['seconds_mean']:.2f}")
+        np_ = self.non_private
+        caption = (f"[bold red]{NON_PRIVATE}[/] (data owner only, never release): union size "
+                   f"{np_['union_size']:,}; " + ", ".join(
+                       f"held by ≥ {k} users: {np_[f'held_by_at_least_{k}']:,}"
+                       for k in HOLDER_THRESHOLDS))
+        t.caption = caption
+        return t
+
+
+def _load(source, progress) -> ItemSets:
+    from .corpora import JsonlReader
+    from .extraction import extract_itemsets
+    from .text.extract import ItemExtractor
+    from .text.tokenizers import RegexTokenizer
+    if isinstance(source, ItemSets):
+        return source
+    path = Path(source)
+    if path.suffix == ".cfg":
+        from .recipes import load_recipe, resolve_sections
+        cfg = load_recipe(path)
+        objs = resolve_sections(cfg, ("corpus", "items"))
+        reader, extractor = objs["corpus"], objs["items"]
+    else:
+        reader, extractor = JsonlReader(path), ItemExtractor(RegexTokenizer())
+    return extract_itemsets(reader, extractor,
+                            on_progress=(lambda: progress(reader)) if progress else None)
+
+
+_SHARED: dict = {}
+
+
+def _run_one(config: dict) -> dict:
+    from .registry import make_mechanism
+    itemsets = _SHARED["itemsets"]
+    params = {k: v for k, v in config.items() if k not in ("mechanism", "repeat")}
+    mech = make_mechanism(config["mechanism"], **params)
+    t = time.perf_counter()
+    rel = mech.release(itemsets)
+    return {**config, "released": len(rel.items), "seconds": time.perf_counter() - t,
+            "_items": rel.items}
+
+
+def evaluate(source, mechanisms: list[str], epsilons: list[float], delta: float = 1e-5,
+             repeats: int = 3, max_items_per_user: list[int] | None = None,
+             mechanism_params: dict | None = None, jobs: int = 1,
+             on_run: Callable[[dict], None] | None = None, progress=None) -> Evaluation:
+    """Run every configuration ``repeats`` times. ``source``: a JSONL corpus, a recipe (.cfg,
+    its corpus and [items]) or ItemSets. ``mechanism_params``: extra parameters per mechanism."""
+    from .registry import resolve_mechanism_name
+    for m in mechanisms:
+        resolve_mechanism_name(m)
+    if repeats < 1:
+        raise ParameterError("repeats", repeats, "an integer >= 1")
+    d0s = list(max_items_per_user or [100])
+    mechanism_params = mechanism_params or {}
+    itemsets = _load(source, progress)
+    configs = [{"mechanism": m, "epsilon": float(e), "delta": float(delta),
+                "max_items_per_user": int(d0), **mechanism_params.get(m, {}), "repeat": r}
+               for m in mechanisms for e in epsilons for d0 in d0s for r in range(repeats)]
+    _SHARED["itemsets"] = itemsets
+    runs = []
+    if jobs > 1:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+        ctx = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+            for rec in pool.map(_run_one, configs):
+                runs.append(rec)
+                if on_run:
+                    on_run(rec)
+    else:
+        for cfg in configs:
+            rec = _run_one(cfg)
+            runs.append(rec)
+            if on_run:
+                on_run(rec)
+    examples = {}
+    for rec in runs:
+        examples.setdefault((rec["mechanism"], rec["epsilon"], rec["max_items_per_user"]),
+                            rec.pop("_items"))
+        rec.pop("_items", None)
+    summary = []
+    for key in dict.fromkeys((r["mechanism"], r["epsilon"], r["max_items_per_user"]) for r in runs):
+        rs = [r for r in runs if (r["mechanism"], r["epsilon"], r["max_items_per_user"]) == key]
+        sizes = [r["released"] for r in rs]
+        summary.append({"mechanism": key[0], "epsilon": key[1], "delta": float(delta),
+                        "max_items_per_user": key[2], "repeats": len(rs),
+                        "released_mean": statistics.fmean(sizes),
+                        "released_sd": statistics.stdev(sizes) if len(sizes) > 1 else 0.0,
+                        "seconds_mean": statistics.fmean(r["seconds"] for r in rs)})
+    holders = np.bincount(itemsets.items, minlength=len(itemsets.vocab))
+    non_private = {"warning": f"{NON_PRIVATE}: computed from raw data without noise; for the "
+                              f"data owner only, never publish",
+                   "union_size": int((holders > 0).sum()),
+                   **{f"held_by_at_least_{k}": int((holders >= k).sum())
+                      for k in HOLDER_THRESHOLDS}}
+    ev = Evaluation(runs=runs, summary=summary, non_private=non_private,
+                    released_example=examples)
+    ev._holders = holders           # for the rank-frequency plot (non-private)
+    ev._vocab = itemsets.vocab
+    return ev
+
+
+# ---- files -------------------------------------------------------------------------------------
+
+def _plots(ev: Evaluation) -> dict[str, bytes]:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    pngs = {}
+    mechs = list(dict.fromkeys(s["mechanism"] for s in ev.summary))
+    d0s = sorted({s["max_items_per_user"] for s in ev.summary})
+    eps = sorted({s["epsilon"] for s in ev.summary})
+
+    def save(fig, name):
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+        plt.close(fig)
+        pngs[name] = buf.getvalue()
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    d0 = d0s[-1]
+    for m in mechs:
+        rows = sorted((s for s in ev.summary if s["mechanism"] == m and
+                       s["max_items_per_user"] == d0), key=lambda s: s["epsilon"])
+        ax.errorbar([r["epsilon"] for r in rows], [r["released_mean"] for r in rows],
+                    yerr=[r["released_sd"] for r in rows], marker="o", capsize=3, label=m)
+    ax.set_xlabel("ε (privacy budget)")
+    ax.set_ylabel("released items (mean ± sd)")
+    ax.set_title(f"Released vocabulary size vs ε (Δ0 = {d0}, δ = {ev.summary[0]['delta']:g})")
+    if len(eps) > 1 and max(eps) / min(eps) >= 10:
+        ax.set_xscale("log")
+    if max(s["released_mean"] for s in ev.summary) / max(1, min(
+            s["released_mean"] for s in ev.summary)) >= 10:
+        ax.set_yscale("log")
+    ax.grid(alpha=0.3)
+    ax.legend(title="mechanism")
+    save(fig, "size_vs_epsilon.png")
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    e0 = max(eps)
+    for m in mechs:
+        rows = sorted((s for s in ev.summary if s["mechanism"] == m and s["epsilon"] == e0),
+                      key=lambda s: s["max_items_per_user"])
+        ax.errorbar([r["max_items_per_user"] for r in rows], [r["released_mean"] for r in rows],
+                    yerr=[r["released_sd"] for r in rows], marker="o", capsize=3, label=m)
+    ax.set_xlabel("Δ0 (max items per user)")
+    ax.set_ylabel("released items (mean ± sd)")
+    ax.set_title(f"Released vocabulary size vs Δ0 (ε = {e0:g})")
+    if len(d0s) > 1 and max(d0s) / min(d0s) >= 10:
+        ax.set_xscale("log")
+    ax.grid(alpha=0.3)
+    ax.legend(title="mechanism")
+    save(fig, "size_vs_max_items.png")
+
+    holders = ev._holders
+    order = np.argsort(-holders, kind="stable")
+    order = order[holders[order] > 0]
+    ranks = np.arange(1, order.size + 1)
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    ax.loglog(ranks, holders[order], color="0.4", lw=1.5, label="all items (rank by #users)")
+    key = next(iter(k for k in ev.released_example if k[1] == e0), None)
+    if key is not None:
+        released = set(ev.released_example[key])
+        mask = np.array([ev._vocab[int(i)] in released for i in order])
+        ax.scatter(ranks[mask], holders[order][mask], s=6, color="tab:red",
+                   label=f"released by {key[0]} (ε={key[1]:g}, one run)")
+    ax.set_xlabel("rank")
+    ax.set_ylabel("number of users holding the item")
+    ax.set_title(f"{NON_PRIVATE}: rank-frequency curve of the corpus")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend()
+    save(fig, "rank_frequency_NON_PRIVATE.png")
+    return pngs
+
+
+def _html(ev: Evaluation, pngs: dict[str, bytes]) -> str:
+    rows = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in (
+            s["mechanism"], f"{s['epsilon']:g}", f"{s['delta']:g}", s["max_items_per_user"],
+            f"{s['released_mean']:.1f} ± {s['released_sd']:.1f}", f"{s['seconds_mean']:.2f}"))
+        + "</tr>" for s in ev.summary)
+    npv = ev.non_private
+    np_rows = "".join(f"<tr><td>{html.escape(k.replace('_', ' '))}</td><td>{v:,}</td></tr>"
+                      for k, v in npv.items() if k != "warning")
+    imgs = "".join(
+        f'<figure><img alt="{html.escape(n)}" src="data:image/png;base64,'
+        f'{base64.b64encode(b).decode()}"><figcaption>{html.escape(n)}</figcaption></figure>'
+        for n, b in pngs.items())
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>dp-vocab evaluation</title>
+<style>body{{font-family:sans-serif;max-width:960px;margin:2em auto;color:#222}}
+table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:4px 10px;text-align:right}}
+.np{{border:2px solid #c00;padding:0.5em 1em;background:#fff4f4}}img{{max-width:100%}}</style>
+</head><body>
+<h1>dp-vocab evaluation</h1>
+<p>Each configuration was run {ev.summary[0]['repeats']} times on the same extracted item sets.</p>
+<table><tr><th>mechanism</th><th>ε</th><th>δ</th><th>Δ0</th><th>released (mean ± sd)</th>
+<th>time (s)</th></tr>{rows}</table>
+<div class="np"><h2>{NON_PRIVATE}</h2><p>{html.escape(npv['warning'])}</p>
+<table>{np_rows}</table></div>
+{imgs}
+</body></html>
+"""
+
+
+def write_report(ev: Evaluation, output, force: bool = False) -> list[str]:
+    """results.csv, results.json, PNG plots and report.html, atomically."""
+    check_output_dir(output, force)
+    pngs = _plots(ev)
+    with atomic_output_dir(output, force) as tmp:
+        with open(tmp / "results.csv", "w", newline="", encoding="utf-8") as f:
+            w = csv.DictWriter(f, fieldnames=list(ev.summary[0]))
+            w.writeheader()
+            w.writerows(ev.summary)
+        write_json(tmp / "results.json", {"summary": ev.summary, "runs": ev.runs,
+                                           "non_private": ev.non_private})
+        for name, data in pngs.items():
+            (tmp / name).write_bytes(data)
+        (tmp / "report.html").write_text(_html(ev, pngs), encoding="utf-8")
+    return ["results.csv", "results.json", *pngs, "report.html"]
+
+
+__all__ = ["Evaluation", "evaluate", "write_report"]
