@@ -78,6 +78,10 @@ def _load(source, progress) -> ItemSets:
 _SHARED: dict = {}
 
 
+def _init_worker(itemsets: ItemSets) -> None:
+    _SHARED["itemsets"] = itemsets
+
+
 def _run_one(config: dict) -> dict:
     from .registry import make_mechanism
     itemsets = _SHARED["itemsets"]
@@ -111,8 +115,10 @@ def evaluate(source, mechanisms: list[str], epsilons: list[float], delta: float 
     if jobs > 1:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
-        ctx = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+        # spawn, not fork: numba's OpenMP threads make fork unsafe
+        ctx = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker,
+                                 initargs=(itemsets,)) as pool:
             for rec in pool.map(_run_one, configs):
                 runs.append(rec)
                 if on_run:

@@ -25,6 +25,15 @@ from . import _kernels
 from .user_order import check_key, user_order
 
 _NO_RANK = np.zeros(1, dtype=np.int64)
+MISSING_RANK = 2**31 - 1  # items absent from a public priority table rank after all listed ones
+
+
+def item_hashes(strings) -> np.ndarray:
+    """The unkeyed 64-bit item hash of each string (as Vocabulary.hashes)."""
+    import hashlib
+    buf = b"".join(hashlib.blake2b(s.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+                   for s in strings)
+    return np.frombuffer(buf, dtype=np.uint64).copy()
 
 
 @dataclass(frozen=True)
@@ -45,6 +54,15 @@ def bound_itemsets(itemsets: ItemSets, key: bytes, max_items: int, mode: int = 0
                                       itemsets.vocab.hashes(), rank, max_items, mode, ordered)
     return Bounded(order, indptr, itemsets.items[pos], itemsets.counts[pos])
     # bounded: int32 ids and own counts, CSR by user, ≤ Δ0 per row
+
+
+def spread_weights(bounded: Bounded, n_items: int, power: float) -> np.ndarray:
+    """Each user adds 1/k^power to each of its k kept items (1: L1 mass 1; 0.5: L2 norm 1)."""
+    lengths = np.diff(bounded.indptr)
+    per_row = np.zeros(lengths.size, dtype=np.float64)
+    nz = lengths > 0
+    per_row[nz] = lengths[nz].astype(np.float64) ** -power
+    return np.bincount(bounded.items, weights=np.repeat(per_row, lengths), minlength=n_items)
 
 
 class Mechanism:
@@ -117,16 +135,29 @@ class Mechanism:
         return f"{type(self).__name__}({args})"
 
     # -- pipeline --------------------------------------------------------------------------
-    def _bound_mode(self, itemsets: ItemSets) -> tuple[int, bool, np.ndarray]:
-        """(priority mode for bound_rows, rows must stay in priority order, item ranks)."""
-        return (0 if self.sampling == "uniform" else 1), False, _NO_RANK
+    # How the weights are formed, so that a backend can compute them where the data lives:
+    # "count" (+1 per kept item), ("spread", p) (+1/k^p per kept item), or None: a sequential
+    # policy that needs all users in keyed-hash order (``_weights`` on the driver).
+    weight_kind: ClassVar[object] = None
+
+    def _priority(self) -> tuple[int, bool, dict | None]:
+        """(priority mode for bound_rows, rows must stay in priority order, public ranks)."""
+        return (0 if self.sampling == "uniform" else 1), False, None
 
     def bound(self, itemsets: ItemSets, key: bytes) -> Bounded:
-        mode, ordered, rank = self._bound_mode(itemsets)
+        mode, ordered, ranks = self._priority()
+        rank = _NO_RANK if ranks is None else np.fromiter(
+            (ranks.get(s, MISSING_RANK) for s in itemsets.vocab.strings), dtype=np.int64,
+            count=len(itemsets.vocab))
         return bound_itemsets(itemsets, key, self.max_items_per_user, mode, ordered, rank)
 
     def _weights(self, bounded: Bounded, n_items: int) -> np.ndarray:
         """Pre-noise weight of every item id (float64, length n_items)."""
+        kind = self.weight_kind
+        if kind == "count":
+            return np.bincount(bounded.items, minlength=n_items).astype(np.float64)
+        if isinstance(kind, tuple) and kind[0] == "spread":
+            return spread_weights(bounded, n_items, kind[1])
         raise NotImplementedError
 
     def _candidates(self, bounded: Bounded, weights: np.ndarray) -> np.ndarray:
@@ -142,14 +173,27 @@ class Mechanism:
         cand = self._candidates(bounded, weights)
         return cand, weights[cand]   # candidates: item ids; weights: float64, pre-noise
 
-    def histogram(self, itemsets: ItemSets, key: bytes) -> dict[str, float]:
+    def _histogram_strings(self, data, key: bytes) -> tuple[list[str], np.ndarray]:
+        """Candidates and weights in a canonical order (by item hash), whatever the backend,
+        so that a seeded run draws the same decisions for the same items everywhere."""
+        if isinstance(data, ItemSets):
+            cand, w = self._histogram_arrays(data, key)
+            hashes = data.vocab.hashes()[cand]
+            strings = data.vocab.strings
+            names = [strings[i] for i in cand.tolist()]
+        else:  # a distributed dataset computes the weights where the data lives
+            names, w = data.histogram(self, key)
+            hashes = item_hashes(names)
+        order = np.argsort(hashes, kind="stable")
+        return [names[i] for i in order.tolist()], np.asarray(w, dtype=np.float64)[order]
+
+    def histogram(self, itemsets, key: bytes) -> dict[str, float]:
         """Pre-noise weights of the release candidates for the user order fixed by ``key``.
 
         Deterministic given the key. Private: for tests and audits, never for output.
         """
-        cand, w = self._histogram_arrays(itemsets, check_key(key))
-        strings = itemsets.vocab.strings
-        return {strings[i]: float(x) for i, x in zip(cand.tolist(), w.tolist())}
+        names, w = self._histogram_strings(itemsets, check_key(key))
+        return dict(zip(names, w.tolist()))
 
     def release_probability(self, weights: np.ndarray) -> np.ndarray:
         """P(candidate with weight w is released), in closed form."""
@@ -157,20 +201,19 @@ class Mechanism:
             return laplace_release_probability(weights, self.threshold, self.noise_scale)
         return gaussian_release_probability(weights, self.threshold, self.noise_scale)
 
-    def release(self, itemsets: ItemSets, key: bytes | None = None,
+    def release(self, itemsets, key: bytes | None = None,
                 random: RandomSource | None = None) -> Release:
         """Run the mechanism. ``key`` fixes the user order and bounding (fresh if None)."""
         random = random if random is not None else RandomSource()
         key = check_key(key) if key is not None else random.key()
-        cand, w = self._histogram_arrays(itemsets, key)
+        names, w = self._histogram_strings(itemsets, key)
         keep, values = self._decide(w, random)
-        strings = itemsets.vocab.strings
-        released = cand[keep].tolist()
+        released = [n for n, k in zip(names, keep.tolist()) if k]
         counts = None
         if values is not None:
-            counts = {strings[i]: v for i, v in zip(released, values[keep].tolist())}
+            counts = dict(zip(released, values[keep].tolist()))
         return Release(
-            items=sorted(strings[i] for i in released), mechanism=self.registry_name,
+            items=sorted(released), mechanism=self.registry_name,
             params=self.params(), epsilon=self.epsilon, delta=self.delta,
             randomness=random.describe(), privacy=self.privacy(), counts=counts,
             counts_info=self._counts_info() if counts is not None else None,

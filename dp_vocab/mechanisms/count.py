@@ -9,11 +9,7 @@ import numpy as np
 
 from ..privacy import calibrate
 from ..privacy.noise import discrete_laplace
-from .base import Bounded, Mechanism
-
-
-def _user_counts(bounded: Bounded, n_items: int) -> np.ndarray:
-    return np.bincount(bounded.items, minlength=n_items).astype(np.float64)
+from .base import Mechanism
 
 
 class CountLaplace(Mechanism):
@@ -32,6 +28,7 @@ class CountLaplace(Mechanism):
     """
 
     name = "count_laplace"
+    weight_kind = "count"
     summary = "user counts with per-user cap Δ0, Laplace noise"
     noise = "laplace"
     sensitivity = "H(D) - H(D') = indicator of S_X: L1 <= Δ0, L2 <= sqrt(Δ0), Linf <= 1"
@@ -58,9 +55,6 @@ class CountLaplace(Mechanism):
 
     def params(self):
         return {**super().params(), "noisy_counts": self.noisy_counts}
-
-    def _weights(self, bounded, n_items):
-        return _user_counts(bounded, n_items)
 
     def release_probability(self, weights):
         if not self.noisy_counts:
@@ -93,6 +87,7 @@ class CountGaussian(Mechanism):
     """
 
     name = "count_gaussian"
+    weight_kind = "count"
     summary = "user counts with per-user cap Δ0, analytic Gaussian noise"
     noise = "gaussian"
     sensitivity = "H(D) - H(D') = indicator of S_X: L2 <= sqrt(Δ0)"
@@ -105,9 +100,6 @@ class CountGaussian(Mechanism):
         sigma, rho = calibrate.count_gaussian(self.epsilon, self.delta, self.max_items_per_user)
         self._set("noise_scale", sigma)
         self._set("threshold", rho)
-
-    def _weights(self, bounded, n_items):
-        return _user_counts(bounded, n_items)
 
 
 __all__ = ["CountGaussian", "CountLaplace"]

@@ -27,8 +27,6 @@ from ..privacy.params import check_nonnegative
 from . import _kernels
 from .base import Bounded, Mechanism
 
-_MISSING_RANK = 2**31 - 1
-
 
 class GW(Mechanism):
     """GW-Δ0 (repaired greedy without sampling). Privacy claim (§4.2-§4.4):
@@ -70,8 +68,8 @@ class GW(Mechanism):
         return {**super().privacy(), "cutoff": self.cutoff,
                 "candidates": "every item in a user's capped set, zero weights included"}
 
-    def _bound_mode(self, itemsets):
-        return 1, True, np.zeros(1, dtype=np.int64)
+    def _priority(self):
+        return 1, True, None
 
     def _weights(self, bounded: Bounded, n_items):
         return _kernels.greedy_fill(bounded.order, bounded.indptr, bounded.items, n_items,
@@ -98,11 +96,8 @@ class GWKT(GW):
     def params(self):
         return {**super().params(), "public_frequencies": self.public_frequencies_source}
 
-    def _bound_mode(self, itemsets):
-        rank = self._rank
-        ranks = np.fromiter((rank.get(s, _MISSING_RANK) for s in itemsets.vocab.strings),
-                            dtype=np.int64, count=len(itemsets.vocab))
-        return 2, True, ranks
+    def _priority(self):
+        return 2, True, self._rank
 
 
 def _rank_table(freqs: Mapping[str, float]) -> dict[str, int]:

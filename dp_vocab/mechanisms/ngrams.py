@@ -25,9 +25,8 @@ from ..privacy.noise import uniform_below
 from ..privacy.params import check_choice, check_positive_int
 from ..errors import ParameterError
 from ..release import Release
-from .base import Mechanism, bound_itemsets
+from .base import Mechanism, bound_itemsets, spread_weights
 from .user_order import check_key
-from .weighted import _spread
 
 _KEY_BITS = 42
 
@@ -111,7 +110,7 @@ class DPNE(Mechanism):
     def _weights_of(self, level: ItemSets, key: bytes) -> np.ndarray:
         b = bound_itemsets(level, key, self.max_items_per_user,
                            mode=0 if self.sampling == "uniform" else 1)
-        return _spread(b, len(level.vocab), 0.5)
+        return spread_weights(b, len(level.vocab), 0.5)
 
     def _level_key(self, key: bytes, n: int) -> bytes:
         import hashlib

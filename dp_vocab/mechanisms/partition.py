@@ -6,7 +6,6 @@ import numpy as np
 
 from ..privacy import calibrate
 from .base import Mechanism
-from .count import _user_counts
 
 
 class PartitionOptimal(Mechanism):
@@ -24,6 +23,7 @@ class PartitionOptimal(Mechanism):
     """
 
     name = "partition_optimal"
+    weight_kind = "count"
     summary = "optimal keep-probability π*(n) (Desfontaines et al.), best at Δ0 = 1"
     noise = "optimal"
     sensitivity = "H(D) - H(D') = indicator of S_X (user counts), at most Δ0 items"
@@ -44,9 +44,6 @@ class PartitionOptimal(Mechanism):
         return {**super().privacy(), "epsilon_per_item": self.epsilon_per_item,
                 "delta_per_item": self.delta_per_item,
                 "release_decisions": "exact Bernoulli(pi*(n)) per item"}
-
-    def _weights(self, bounded, n_items):
-        return _user_counts(bounded, n_items)
 
     def release_probability(self, weights):
         return calibrate.pi_star(np.asarray(weights), self.epsilon_per_item, self.delta_per_item)

@@ -14,9 +14,8 @@ from ..privacy import calibrate
 from ..privacy.noise import RandomSource, bernoulli, gaussian_release_probability
 from ..privacy.params import check_positive_int
 from ..release import Release
-from .base import Mechanism, bound_itemsets
+from .base import Mechanism, bound_itemsets, spread_weights
 from .user_order import check_key
-from .weighted import _spread
 
 
 class DPSIPS(Mechanism):
@@ -84,7 +83,7 @@ class DPSIPS(Mechanism):
 
     def _round_weights(self, itemsets: ItemSets, removed: np.ndarray, key: bytes, r: int):
         b = self.bound(itemsets.restrict_items(~removed), key, r)
-        return _spread(b, len(itemsets.vocab), 0.5)
+        return spread_weights(b, len(itemsets.vocab), 0.5)
 
     def round_histogram(self, itemsets: ItemSets, key: bytes, r: int = 1,
                         released_before=()) -> dict[str, float]:

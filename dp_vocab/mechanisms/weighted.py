@@ -2,18 +2,8 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..privacy import calibrate
-from .base import Bounded, Mechanism
-
-
-def _spread(bounded: Bounded, n_items: int, power: float) -> np.ndarray:
-    lengths = np.diff(bounded.indptr)
-    per_row = np.zeros(lengths.size, dtype=np.float64)
-    nz = lengths > 0
-    per_row[nz] = lengths[nz].astype(np.float64) ** -power
-    return np.bincount(bounded.items, weights=np.repeat(per_row, lengths), minlength=n_items)
+from .base import Mechanism
 
 
 class WeightedLaplace(Mechanism):
@@ -26,6 +16,7 @@ class WeightedLaplace(Mechanism):
     """
 
     name = "weighted_laplace"
+    weight_kind = ("spread", 1.0)
     summary = "each user spreads weight 1 over its items (L1), Laplace noise"
     noise = "laplace"
     sensitivity = "L1 = 1 (only the removed user's items change)"
@@ -35,8 +26,6 @@ class WeightedLaplace(Mechanism):
         self._set("noise_scale", b)
         self._set("threshold", rho)
 
-    def _weights(self, bounded, n_items):
-        return _spread(bounded, n_items, 1.0)
 
 
 class WeightedGaussian(Mechanism):
@@ -49,6 +38,7 @@ class WeightedGaussian(Mechanism):
     """
 
     name = "weighted_gaussian"
+    weight_kind = ("spread", 0.5)
     summary = "each user spreads L2 norm 1 over its items, Gaussian noise"
     noise = "gaussian"
     sensitivity = "L2 = 1 (only the removed user's items change)"
@@ -58,5 +48,3 @@ class WeightedGaussian(Mechanism):
         self._set("noise_scale", sigma)
         self._set("threshold", rho)
 
-    def _weights(self, bounded, n_items):
-        return _spread(bounded, n_items, 0.5)
