@@ -14,7 +14,7 @@ from ..privacy import calibrate
 from ..privacy.noise import RandomSource, bernoulli, gaussian_release_probability
 from ..privacy.params import check_positive_int
 from ..release import Release
-from .base import Mechanism, bound_itemsets, spread_weights
+from .base import Mechanism, bound_itemsets, item_hashes, spread_weights
 from .user_order import check_key
 
 
@@ -81,40 +81,48 @@ class DPSIPS(Mechanism):
         return bound_itemsets(itemsets, self._round_key(key, r), self.max_items_per_user,
                               mode=0 if self.sampling == "uniform" else 1)
 
-    def _round_weights(self, itemsets: ItemSets, removed: np.ndarray, key: bytes, r: int):
-        b = self.bound(itemsets.restrict_items(~removed), key, r)
-        return spread_weights(b, len(itemsets.vocab), 0.5)
+    def _round(self, data, removed: set, key: bytes, r: int) -> tuple[list[str], np.ndarray]:
+        """Round r's candidates (items not yet released) and weights, canonical order."""
+        mode = 0 if self.sampling == "uniform" else 1
+        if isinstance(data, ItemSets):
+            keep = np.ones(len(data.vocab), dtype=bool)
+            for w in removed:
+                keep[data.vocab.id(w)] = False
+            w = spread_weights(self.bound(data.restrict_items(keep), key, r), len(data.vocab), 0.5)
+            cand = np.flatnonzero(w > 0)
+            names, w, hashes = [data.vocab[int(i)] for i in cand], w[cand], data.vocab.hashes()[cand]
+        else:
+            names, w = data.spread_sums(self._round_key(key, r),
+                                        (self.max_items_per_user, mode, False, None),
+                                        ("spread", 0.5), exclude=frozenset(removed))
+            hashes = item_hashes(names)
+        order = np.argsort(hashes, kind="stable")
+        return [names[i] for i in order.tolist()], np.asarray(w)[order]
 
     def round_histogram(self, itemsets: ItemSets, key: bytes, r: int = 1,
                         released_before=()) -> dict[str, float]:
         """Pre-noise weights of round r given the items released in earlier rounds."""
-        removed = np.zeros(len(itemsets.vocab), dtype=bool)
-        for w in released_before:
-            if w in itemsets.vocab:
-                removed[itemsets.vocab.id(w)] = True
-        weights = self._round_weights(itemsets, removed, check_key(key), r)
-        return {itemsets.vocab[int(i)]: float(weights[i]) for i in np.flatnonzero(weights > 0)}
+        removed = {w for w in released_before if w in itemsets.vocab}
+        names, w = self._round(itemsets, removed, check_key(key), r)
+        return dict(zip(names, w.tolist()))
 
-    def _histogram_arrays(self, itemsets, key):
-        w = self._round_weights(itemsets, np.zeros(len(itemsets.vocab), dtype=bool), key, 1)
-        cand = np.flatnonzero(w > 0)
-        return cand, w[cand]
+    def _histogram_strings(self, data, key):
+        return self._round(data, set(), key, 1)
 
-    def release(self, itemsets: ItemSets, key: bytes | None = None,
+    def release(self, itemsets, key: bytes | None = None,
                 random: RandomSource | None = None) -> Release:
         random = random if random is not None else RandomSource()
         key = check_key(key) if key is not None else random.key()
-        removed = np.zeros(len(itemsets.vocab), dtype=bool)
+        removed: set = set()
         per_round = []
         for r in range(1, self.rounds + 1):
-            w = self._round_weights(itemsets, removed, key, r)
-            cand = np.flatnonzero(w > 0)
+            names, w = self._round(itemsets, removed, key, r)
             keep = bernoulli(gaussian_release_probability(
-                w[cand], self.round_thresholds[r - 1], self.round_sigmas[r - 1]), random)
-            removed[cand[keep]] = True
-            per_round.append({"round": r, "released": int(keep.sum())})
-        strings = itemsets.vocab.strings
-        return Release(items=sorted(strings[i] for i in np.flatnonzero(removed)),
+                w, self.round_thresholds[r - 1], self.round_sigmas[r - 1]), random)
+            released = [n for n, k in zip(names, keep.tolist()) if k]
+            removed.update(released)
+            per_round.append({"round": r, "released": len(released)})
+        return Release(items=sorted(removed),
                        mechanism=self.registry_name, params=self.params(),
                        epsilon=self.epsilon, delta=self.delta, randomness=random.describe(),
                        privacy=self.privacy(), ledger=[self.stage().to_dict()],

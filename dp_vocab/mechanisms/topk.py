@@ -99,15 +99,18 @@ class TopK(Mechanism):
     def release_probability(self, weights):
         return self.stage_a.release_probability(weights)
 
-    def release(self, itemsets: ItemSets, key: bytes | None = None,
+    def release(self, itemsets, key: bytes | None = None,
                 random: RandomSource | None = None) -> Release:
         random = random if random is not None else RandomSource()
         key = check_key(key) if key is not None else random.key()
         cand = self.stage_a.release(itemsets, key=key, random=random).items
         if len(cand) > self.k:
-            ids = np.array([itemsets.vocab.id(w) for w in cand], dtype=np.int64)
-            holders = np.bincount(itemsets.items, minlength=len(itemsets.vocab))[ids]
-            noisy = holders + gumbel(self.gumbel_scale, ids.size, random)
+            if isinstance(itemsets, ItemSets):
+                ids = np.array([itemsets.vocab.id(w) for w in cand], dtype=np.int64)
+                holders = np.bincount(itemsets.items, minlength=len(itemsets.vocab))[ids]
+            else:
+                holders = itemsets.holder_counts(cand)
+            noisy = holders + gumbel(self.gumbel_scale, len(cand), random)
             top = np.argpartition(-noisy, self.k - 1)[:self.k]
             chosen = sorted(cand[i] for i in top.tolist())
         else:

@@ -39,6 +39,12 @@ def check_key(key) -> bytes:
     return bytes(key)
 
 
+def user_digest(uid, key: bytes) -> tuple[bytes, int]:
+    """(24-byte order key, 64-bit bounding seed) of one user: the same values as user_order."""
+    d = hmac.digest(key, encode_user_id(uid), "sha256")
+    return d[:24], int.from_bytes(d[24:], "big")
+
+
 def user_order(user_ids: list, key: bytes) -> tuple[np.ndarray, np.ndarray]:
     """(processing order as row indices, uint64 bounding seed per row)."""
     key = check_key(key)

@@ -25,7 +25,8 @@ from ..counts import check_counts_route
 from ..release import Release
 
 REQUIRED_SECTIONS = ("corpus", "items", "mechanism")
-RUN_DEFAULTS = {"seed": None, "key": None, "backend": "local"}
+RUN_DEFAULTS = {"seed": None, "key": None, "backend": "local", "scheduler_address": None,
+                "n_workers": 2}
 
 
 @dataclass
@@ -150,7 +151,7 @@ def run_recipe(recipe, output, overrides: dict[str, Any] | None = None, force: b
     Order: parse and validate everything (recipe, parameters, budget, output location), then
     read private data, then release, then write all outputs at once.
     """
-    from ..extraction import extract_itemsets, extract_sequences
+    from ..backends import BACKENDS, make_backend
     from ..privacy.noise import RandomSource
 
     cfg = load_recipe(recipe, overrides)
@@ -174,9 +175,11 @@ def run_recipe(recipe, output, overrides: dict[str, Any] | None = None, force: b
                               f"counts: add a [counts] section or set mechanism.noisy_counts = "
                               f"true (count_laplace). Nothing was read or written.")
     run = cfg["run"]
-    if run["backend"] != "local":
-        raise ParameterError("run.backend", run["backend"], "'local'",
-                             "Other backends are not available in this version.")
+    if run["backend"] not in BACKENDS:
+        raise ParameterError("run.backend", run["backend"], " or ".join(map(repr, BACKENDS)))
+    if run["backend"] == "dask" and (counter is not None or sequences):
+        raise RecipeError("recipe: on the dask backend, [counts] and DPNE are not supported in "
+                          "this version; use backend = \"local\"")
     seed = run["seed"]
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
         raise ParameterError("run.seed", seed, "null (OS randomness) or an integer >= 0")
@@ -188,17 +191,19 @@ def run_recipe(recipe, output, overrides: dict[str, Any] | None = None, force: b
     reader = resolve_sections(cfg, ("corpus",))["corpus"]  # checks the corpus path exists
 
     timings = {}
-    t0 = time.perf_counter()
-    extract = extract_sequences if sequences else extract_itemsets
-    itemsets = extract(reader, extractor,
-                       on_progress=(lambda: progress(reader)) if progress else None)
-    timings["extract_s"] = time.perf_counter() - t0
-    t1 = time.perf_counter()
-    release = mechanism.release(itemsets, key=key, random=random)
-    if counter is not None:
-        release = dataclasses.replace(
-            release, counts=counter.release_counts(itemsets, release.items, random),
-            counts_info=counter.info())
+    backend = make_backend(run)
+    try:
+        t0 = time.perf_counter()
+        itemsets = backend.load(reader, extractor, sequences, progress)
+        timings["extract_s"] = time.perf_counter() - t0
+        t1 = time.perf_counter()
+        release = mechanism.release(itemsets, key=key, random=random)
+        if counter is not None:
+            release = dataclasses.replace(
+                release, counts=counter.release_counts(itemsets, release.items, random),
+                counts_info=counter.info())
+    finally:
+        backend.close()
     eps_total, delta_total, method = ledger.total()
     release = dataclasses.replace(release, epsilon=eps_total, delta=delta_total,
                                   ledger=[s.to_dict() for s in ledger.stages])
@@ -214,7 +219,7 @@ def run_recipe(recipe, output, overrides: dict[str, Any] | None = None, force: b
         else "fresh random key, not stored",
         "corpus": reader.describe(),
         "items": extractor.describe(),
-        "backend": run["backend"],
+        "backend": backend.describe(),
     }
     _assert_finite(record)
     context = {"items": extractor.describe(), "output": str(Path(output).resolve())}

@@ -1,0 +1,71 @@
+"""Local vs Dask on the PyPI summaries corpus (842k users, one document each).
+
+    python benchmarks/bench_dask.py [--corpus PATH] [--workers 2] [--mechanism weighted_gaussian]
+
+Prints, for each backend: load (read + tokenize + group by user) time, release time, the released
+size, and peak RSS (driver; for Dask also the largest worker). A real cluster: set
+``[run] backend = "dask"`` and ``scheduler_address = "tcp://host:8786"`` in a recipe, or
+``--run.backend dask --run.scheduler_address tcp://host:8786`` on the command line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "corpora"
+
+
+def rss_gb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 ** 2
+
+
+def measure(backend_name: str, corpus: Path, workers: int, mechanism: str) -> None:
+    from dp_vocab import make_mechanism
+    from dp_vocab.backends import make_backend
+    from dp_vocab.corpora import JsonlReader
+    from dp_vocab.text.extract import ItemExtractor
+    from dp_vocab.text.tokenizers import RegexTokenizer
+
+    backend = make_backend({"backend": backend_name, "n_workers": workers})
+    try:
+        t = time.perf_counter()
+        data = backend.load(JsonlReader(corpus), ItemExtractor(RegexTokenizer()))
+        load = time.perf_counter() - t
+        mech = make_mechanism(mechanism, epsilon=3.0, delta=1e-5, max_items_per_user=100)
+        t = time.perf_counter()
+        rel = mech.release(data)
+        release = time.perf_counter() - t
+        worker_rss = ""
+        if backend_name == "dask":
+            per = backend.client.run(rss_gb)
+            worker_rss = f", largest worker peak RSS {max(per.values()):.2f} GB"
+        print(f"{backend_name:5s} {mechanism}: load {load:6.1f} s, release {release:6.2f} s, "
+              f"{len(rel):,} released, driver peak RSS {rss_gb():.2f} GB{worker_rss}", flush=True)
+    finally:
+        backend.close()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--corpus", type=Path, default=SHARED / "pypi_summaries.jsonl.gz")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--mechanism", default="weighted_gaussian")
+    ap.add_argument("--backend", choices=["local", "dask"])
+    args = ap.parse_args()
+    if args.backend:
+        measure(args.backend, args.corpus, args.workers, args.mechanism)
+        return
+    for backend in ("local", "dask"):  # separate processes: separate peak RSS
+        for mech in (args.mechanism, "policy_gaussian"):
+            subprocess.run([sys.executable, __file__, "--backend", backend, "--corpus",
+                            str(args.corpus), "--workers", str(args.workers), "--mechanism", mech],
+                           check=True)
+
+
+if __name__ == "__main__":
+    main()
