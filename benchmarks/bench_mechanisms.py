@@ -12,7 +12,6 @@ which is fine for an experiment). Public benchmark corpus, so statistics may be 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import hmac
 import math
 import random

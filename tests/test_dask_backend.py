@@ -2,7 +2,6 @@
 the same seeded randomness, the same releases."""
 
 import gzip
-import json
 from itertools import islice
 from pathlib import Path
 

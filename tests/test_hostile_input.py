@@ -1,7 +1,6 @@
 """Hostile input: clear errors or counted skips, bounded memory, no half-written output."""
 
 import json
-import os
 import signal
 import subprocess
 import sys

@@ -4,7 +4,6 @@ import re
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from dp_vocab.privacy.noise import (RandomSource, bernoulli, gaussian_release_probability,
                                     laplace_release_probability)

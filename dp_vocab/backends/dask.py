@@ -69,13 +69,37 @@ def _merge(a: Counter, b: Counter) -> Counter:
 
 
 def _bounded_partition(part, key, spec):
+    """Per user: 3 order words (the 24-byte keyed-hash order key), kept-item count, kept-item
+    hashes in priority order. Arrays only: no strings leave the worker."""
     max_items, mode, ordered, ranks = spec
-    out = []
+    words, lengths, hashes = [], [], []
     for user, counts in part:
         order_key, seed = user_digest(user, key)
         items = list(counts)
         kept = bound_user(items, [counts[w] for w in items], seed, max_items, mode, ordered, ranks)
-        out.append((order_key, kept))
+        words.append(order_key)
+        lengths.append(len(kept))
+        hashes.append(item_hashes(kept))
+    return [(np.frombuffer(b"".join(words), dtype=">u8").reshape(-1, 3).astype(np.uint64),
+             np.asarray(lengths, dtype=np.int64),
+             np.concatenate(hashes) if hashes else np.zeros(0, np.uint64))]
+
+
+def _strings_partition(part, wanted):
+    found = {}
+    for _, counts in part:
+        for w in counts:
+            if w not in found:
+                h = int(item_hashes([w])[0])
+                if h in wanted:
+                    found[w] = h
+    return [{h: w for w, h in found.items()}]
+
+
+def _merge_maps(parts):
+    out: dict = {}
+    for d in parts:
+        out.update(d)
     return out
 
 
@@ -121,31 +145,49 @@ class DaskUserItems:
         return names, np.fromiter((total[w] for w in names), dtype=np.float64, count=len(names))
 
     def stream_bounded(self, key: bytes, spec):
-        """Bounded item lists in keyed-hash order, streamed partition by partition."""
-        from ..itemsets import Vocabulary
-        rows = []
-        for part in self.bag.map_partitions(_bounded_partition, key, spec).to_delayed():
-            rows.extend(part.compute())
-        rows.sort(key=lambda r: r[0])
-        vocab = Vocabulary()
-        add = vocab.add
-        lengths = np.fromiter((len(r[1]) for r in rows), dtype=np.int64, count=len(rows))
-        indptr = np.zeros(len(rows) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=indptr[1:])
-        items = np.fromiter((add(w) for _, kept in rows for w in kept), dtype=np.int32,
-                            count=int(indptr[-1]))
-        order = np.arange(len(rows), dtype=np.int64)
-        return Bounded(order, indptr, items, np.ones(items.size, dtype=np.int32)), vocab
+        """Every user's bounded items in keyed-hash order, as a CSR over item hashes.
+
+        Partitions are computed in parallel and streamed to the driver as they finish; each
+        brings order keys and item hashes (numbers, no text)."""
+        from distributed import as_completed
+        futures = self.client.compute(
+            self.bag.map_partitions(_bounded_partition, key, spec).to_delayed())
+        words, lengths, hashes = [], [], []
+        for fut in as_completed(futures):
+            for w, n, h in fut.result():
+                words.append(w)
+                lengths.append(n)
+                hashes.append(h)
+            fut.release()
+        words = np.concatenate(words) if words else np.zeros((0, 3), np.uint64)
+        lengths = np.concatenate(lengths) if lengths else np.zeros(0, np.int64)
+        hashes = np.concatenate(hashes) if hashes else np.zeros(0, np.uint64)
+        order = np.lexsort((words[:, 2], words[:, 1], words[:, 0]))
+        starts = np.zeros(lengths.size + 1, dtype=np.int64)
+        np.cumsum(lengths, out=starts[1:])
+        new_len = lengths[order]
+        indptr = np.zeros(lengths.size + 1, dtype=np.int64)
+        np.cumsum(new_len, out=indptr[1:])
+        take = np.repeat(starts[:-1][order] - indptr[:-1], new_len) + np.arange(indptr[-1])
+        uniq, ids = np.unique(hashes[take], return_inverse=True)
+        bounded = Bounded(np.arange(lengths.size, dtype=np.int64), indptr,
+                          ids.astype(np.int32), np.ones(ids.size, dtype=np.int32))
+        return bounded, uniq   # bounded: ids into uniq (item hashes), rows in keyed order
+
+    def strings_of(self, hashes: np.ndarray) -> list[str]:
+        wanted = set(hashes.tolist())
+        found = self.bag.map_partitions(_strings_partition, wanted) \
+            .reduction(_merge_maps, _merge_maps).compute()
+        return [found[h] for h in hashes.tolist()]
 
     def histogram(self, mech, key: bytes) -> tuple[list[str], np.ndarray]:
         spec = self._spec(mech)
         if mech.weight_kind is not None:
             return self.spread_sums(key, spec, mech.weight_kind)
-        bounded, vocab = self.stream_bounded(key, spec)
-        weights = mech._weights(bounded, len(vocab))
+        bounded, hashes = self.stream_bounded(key, spec)
+        weights = mech._weights(bounded, hashes.size)
         cand = mech._candidates(bounded, weights)
-        strings = vocab.strings
-        return [strings[i] for i in cand.tolist()], weights[cand]
+        return self.strings_of(hashes[cand]), weights[cand]
 
     def holder_counts(self, names: list[str]) -> np.ndarray:
         wanted = set(names)
@@ -214,6 +256,9 @@ class DaskBackend:
                 "scheduler": self.scheduler_address or f"LocalCluster({self.n_workers} workers)"}
 
     def close(self) -> None:
+        import logging
+        # workers may log a failed heartbeat while the local cluster shuts down: not an error
+        logging.getLogger("distributed").setLevel(logging.CRITICAL)
         self.client.close()
         if self.cluster is not None:
             self.cluster.close()

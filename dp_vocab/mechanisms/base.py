@@ -14,7 +14,6 @@ from typing import ClassVar
 
 import numpy as np
 
-from .. import __version__
 from ..itemsets import ItemSets
 from ..privacy.accounting import Stage
 from ..privacy.noise import (RandomSource, bernoulli, gaussian_release_probability,
@@ -226,7 +225,3 @@ class Mechanism:
 
     def _counts_info(self) -> dict:
         return {}
-
-
-def library_version() -> str:
-    return __version__

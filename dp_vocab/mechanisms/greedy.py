@@ -19,7 +19,6 @@ import math
 from collections.abc import Mapping
 from pathlib import Path
 
-import numpy as np
 
 from ..errors import CorpusError, ParameterError
 from ..privacy import calibrate

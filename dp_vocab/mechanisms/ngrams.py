@@ -22,7 +22,7 @@ from ..itemsets import ItemSets, Vocabulary
 from ..privacy import calibrate
 from ..privacy.noise import RandomSource, bernoulli, binomial, gaussian_release_probability
 from ..privacy.noise import uniform_below
-from ..privacy.params import check_choice, check_positive_int
+from ..privacy.params import check_positive_int
 from ..errors import ParameterError
 from ..release import Release
 from .base import Mechanism, bound_itemsets, spread_weights

@@ -7,7 +7,6 @@ which other users are present or on anyone's data: what the sensitivity proofs n
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 
 import numpy as np
