@@ -207,3 +207,15 @@ def test_audit_command(tmp_path):
     assert res.exit_code == 0, res.output
     assert "canary released in 0/50 runs" in res.output
     assert json.loads((tmp_path / "a.json").read_text())["violation"] is False
+
+
+def test_skip_mode_reports_skips_on_the_console_only(tmp_path):
+    p = tmp_path / "c.jsonl"
+    lines = [json.dumps({"user": f"u{i}", "text": "the cat"}) for i in range(30)]
+    p.write_text("\n".join(lines[:10] + ["{broken"] + lines[10:]) + "\n", encoding="utf-8")
+    out = tmp_path / "o"
+    res = runner.invoke(app, ["run", str(QUICKSTART), "-o", str(out), "--paths.corpus", str(p),
+                              "--corpus.on_error", "skip"])
+    assert res.exit_code == 0, res.output
+    assert "skipped 1 malformed line" in res.output and "c.jsonl:11" in res.output
+    assert "skipped" not in (out / "privacy.json").read_text()

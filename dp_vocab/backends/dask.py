@@ -35,7 +35,8 @@ def bound_user(items: list[str], counts: list[int], seed: int, max_items: int, m
     n = len(items)
     if n <= max_items and not ordered:
         return list(items)
-    rand = _splitmix64(np.uint64(seed) ^ _splitmix64(item_hashes(items)))
+    mixed = _splitmix64(item_hashes(items))
+    rand = mixed if mode != 0 else _splitmix64(np.uint64(seed) ^ mixed)
     prim = np.zeros(n, dtype=np.uint64)
     if mode != 0:
         prim = np.uint64(0xFFFFFFFF) - np.minimum(np.asarray(counts, dtype=np.uint64),

@@ -50,3 +50,9 @@ def print_summary(result) -> None:
                       f"release {result.timings['release_s']:.2f} s")
     t.add_row("output", f"{result.output}/ ({', '.join(result.files)})")
     Console().print(t)
+    if result.skipped:
+        err = Console(stderr=True, highlight=False)
+        err.print(f"[yellow]skipped {result.skipped} malformed line(s) (on_error = \"skip\"; "
+                  f"operator information, not written to the output). First:[/]")
+        for reason in result.skip_reasons:
+            err.print(f"  {reason}", markup=False)

@@ -61,10 +61,12 @@ def bound_rows(indptr, items, counts, seeds, item_hashes, item_rank, max_items, 
     """Cap every user to ≤ max_items items; returns (indptr, positions) of the bounded sets,
     positions indexing the input ``items``/``counts`` arrays.
 
-    Priority, lowest first: mode 0 a per-user random key; mode 1 (−own count, random key);
-    mode 2 (public rank, −own count, random key). The random key of (user, item) is
-    splitmix64(seed_user ^ splitmix64(hash(item))): a function of the run key, the user id and
-    the item string only. Selection is O(row length); with ``ordered`` the kept items are
+    Priority, lowest first: mode 0 a per-user random key splitmix64(seed_user ^ mix(hash(item)))
+    (a uniform sample; a function of the run key, the user id and the item string only);
+    mode 1 (−own count, mix(hash(item))); mode 2 (public rank, −own count, mix(hash(item))).
+    In modes 1-2 ties are broken the same way for every user (by the public item hash): a
+    function of the user's own data, and it concentrates budget (GW releases ~2% more items
+    on Reddit than with per-user random tie-breaks). Selection is O(row length); with ``ordered`` the kept items are
     emitted in priority order (GW fills them in that order).
     """
     n_rows = indptr.size - 1
@@ -86,7 +88,8 @@ def bound_rows(indptr, items, counts, seeds, item_hashes, item_rank, max_items, 
         rand = np.empty(n, dtype=np.uint64)
         prim = np.zeros(n, dtype=np.uint64)
         for j in range(n):
-            rand[j] = _splitmix64(seeds[r] ^ hmix[items[s + j]])
+            h = hmix[items[s + j]]
+            rand[j] = h if mode != 0 else _splitmix64(seeds[r] ^ h)
             if mode != 0:
                 c = np.uint64(0xFFFFFFFF) - np.uint64(min(counts[s + j], 0xFFFFFFFF))
                 if mode == 2:

@@ -31,7 +31,7 @@ class GW(Mechanism):
     """GW-Δ0 (repaired greedy without sampling). Privacy claim (§4.2-§4.4):
 
     - update: each user fills its capped items to Γ in a fixed priority order that depends only on
-      its own data (own frequency, ties by own keyed randomness), spending budget 1. Water-filling
+      its own data (own frequency, ties by the public item hash), spending budget 1. Water-filling
       in a fixed order is ℓ1-contractive and monotone: ‖H(D) − H(D')‖₁ ≤ 1, H(D) ≥ H(D');
       at most one of X's unique items gets positive weight, and it is ≤ 1;
     - candidates: every item in any user's capped set, zero weights included;
@@ -79,7 +79,7 @@ class GWKT(GW):
     """GW-KT-Δ0: GW with the priority order taken from public frequencies (more frequent first).
 
     Items missing from the public table rank after every listed item; ties (equal public rank, or
-    both missing) are broken by the user's own frequency, then by the user's own keyed randomness.
+    both missing) are broken by the user's own frequency, then by the public item hash.
     The public table must not be derived from the private data. Privacy claim: as GW.
     """
 

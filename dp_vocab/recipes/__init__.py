@@ -36,6 +36,9 @@ class RunResult:
     files: list[str]
     record: dict
     timings: dict = field(default_factory=dict)
+    # operator information (console only, never written): malformed lines skipped on request
+    skipped: int = 0
+    skip_reasons: list = field(default_factory=list)
 
 
 def parse_override_value(text: str) -> Any:
@@ -231,7 +234,8 @@ def run_recipe(recipe, output, overrides: dict[str, Any] | None = None, force: b
         cfg.to_disk(tmp / "recipe.cfg")
         files += ["privacy.json", "recipe.cfg"]
     return RunResult(release=release, output=Path(output), files=files, record=record,
-                     timings=timings)
+                     timings=timings, skipped=getattr(reader, "skipped", 0),
+                     skip_reasons=list(getattr(reader, "skip_reasons", [])))
 
 
 def _exporters(export) -> list:
