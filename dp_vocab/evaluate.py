@@ -56,12 +56,15 @@ class Evaluation:
         return t
 
 
-def _load(source, progress) -> ItemSets:
+def _load(source, progress, sequences: bool = False):
     from .corpora import JsonlReader
-    from .extraction import extract_itemsets
+    from .extraction import extract_itemsets, extract_sequences
     from .text.extract import ItemExtractor
     from .text.tokenizers import RegexTokenizer
     if isinstance(source, ItemSets):
+        if sequences:
+            raise ParameterError("source", "ItemSets", "a corpus or recipe path",
+                                 "n-gram mechanisms (dpne) need the token sequences")
         return source
     path = Path(source)
     if path.suffix == ".cfg":
@@ -71,20 +74,24 @@ def _load(source, progress) -> ItemSets:
         reader, extractor = objs["corpus"], objs["items"]
     else:
         reader, extractor = JsonlReader(path), ItemExtractor(RegexTokenizer())
-    return extract_itemsets(reader, extractor,
-                            on_progress=(lambda: progress(reader)) if progress else None)
+    extract = extract_sequences if sequences else extract_itemsets
+    return extract(reader, extractor,
+                   on_progress=(lambda: progress(reader)) if progress else None)
 
 
 _SHARED: dict = {}
 
 
-def _init_worker(itemsets: ItemSets) -> None:
+def _init_worker(itemsets: ItemSets, sequences) -> None:
     _SHARED["itemsets"] = itemsets
+    _SHARED["sequences"] = sequences
 
 
 def _run_one(config: dict) -> dict:
     from .registry import make_mechanism
-    itemsets = _SHARED["itemsets"]
+    from .mechanisms import MECHANISMS
+    seq = getattr(MECHANISMS.get(config["mechanism"]), "input", "itemsets") == "sequences"
+    itemsets = _SHARED["sequences" if seq else "itemsets"]
     params = {k: v for k, v in config.items() if k not in ("mechanism", "repeat")}
     mech = make_mechanism(config["mechanism"], **params)
     t = time.perf_counter()
@@ -106,11 +113,15 @@ def evaluate(source, mechanisms: list[str], epsilons: list[float], delta: float 
         raise ParameterError("repeats", repeats, "an integer >= 1")
     d0s = list(max_items_per_user or [100])
     mechanism_params = mechanism_params or {}
+    from .mechanisms import MECHANISMS
     itemsets = _load(source, progress)
+    needs_seq = any(getattr(MECHANISMS.get(m), "input", "itemsets") == "sequences"
+                    for m in mechanisms)
+    sequences = _load(source, progress, sequences=True) if needs_seq else None
     configs = [{"mechanism": m, "epsilon": float(e), "delta": float(delta),
                 "max_items_per_user": int(d0), **mechanism_params.get(m, {}), "repeat": r}
                for m in mechanisms for e in epsilons for d0 in d0s for r in range(repeats)]
-    _SHARED["itemsets"] = itemsets
+    _SHARED["itemsets"], _SHARED["sequences"] = itemsets, sequences
     runs = []
     if jobs > 1:
         import multiprocessing
@@ -118,7 +129,7 @@ def evaluate(source, mechanisms: list[str], epsilons: list[float], delta: float 
         # spawn, not fork: numba's OpenMP threads make fork unsafe
         ctx = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker,
-                                 initargs=(itemsets,)) as pool:
+                                 initargs=(itemsets, sequences)) as pool:
             for rec in pool.map(_run_one, configs):
                 runs.append(rec)
                 if on_run:

@@ -18,15 +18,16 @@ def test_clopper_pearson_covers():
 def test_audit_flags_gw_as_published_but_not_the_repaired_gw_kt():
     # ε = 1, δ = 1e-5, a canary with 1000 unique items: the published code leaks it with
     # probability ≈ δ(1 + 999/e) ≈ 3.7e-3 (MECHANISMS.md §4.4); 3000 runs see it ~11 times.
-    # Failure probability of this test for a correct implementation: P(Bin(3000, 3.7e-3) < 2)
-    # < 1e-3 for the first assertion; the second can only fail if gw_kt leaks.
+    # The repaired gw_kt leaks with probability ≤ δ: 3000 runs see it 0.03 times on average,
+    # so a single sighting is possible (3%) and allowed; three or more has probability < 5e-6.
+    # False-failure rate: P(Bin(3000, 3.7e-3) < 2) < 3e-4, plus < 5e-6.
     bad = audit(published_gw(1.0, 1e-5), canary_items=1000, runs=3000)
     assert bad.violation and bad.canary_releases >= 2
     assert bad.canary_rate_interval[0] > 1e-5
     good = audit(make_mechanism("gw_kt", epsilon=1.0, delta=1e-5, max_items_per_user=100,
                                 public_frequencies={"w0": 5.0}), canary_items=1000, runs=3000,
                  confidence=1 - 1e-6)
-    assert good.canary_releases == 0 and not good.violation
+    assert good.canary_releases <= 2 and not good.violation
     assert good.epsilon_lower_bound <= 1.0
 
 

@@ -54,12 +54,15 @@ def test_evaluate_records_and_report(tmp_path):
 
 
 def test_evaluate_cli_on_the_sample(tmp_path):
-    res = CliRunner().invoke(app, ["evaluate", str(SAMPLE), "--mechanisms", "count_laplace,gw",
-                                   "--epsilon", "2,6", "--repeats", "2", "-o", str(tmp_path / "e")])
+    res = CliRunner().invoke(app, ["evaluate", str(SAMPLE), "--mechanisms",
+                                   "count_laplace,gw,dpne", "--epsilon", "2,6", "--repeats", "2",
+                                   "-o", str(tmp_path / "e")])
     assert res.exit_code == 0, res.output
     assert "NON-PRIVATE" in res.output and "count_laplace" in res.output
     data = json.loads((tmp_path / "e" / "results.json").read_text())
-    assert len(data["summary"]) == 4
+    assert len(data["summary"]) == 6
+    dpne = [s for s in data["summary"] if s["mechanism"] == "dpne"]
+    assert dpne and all(s["released_mean"] > 0 for s in dpne)
 
 
 def test_evaluate_rejects_unknown_mechanisms(tmp_path):
