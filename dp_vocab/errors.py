@@ -15,7 +15,7 @@ class ParameterError(DPVocabError, ValueError):
     """A parameter is outside its allowed range."""
 
     def __init__(self, name: str, value: object, allowed: str, fix: str | None = None):
-        self.name, self.value, self.allowed = name, value, allowed
+        self.name, self.value, self.allowed, self.fix = name, value, allowed, fix
         msg = f"{name}: expected {allowed}, got {value!r}."
         if fix:
             msg += f" {fix}"

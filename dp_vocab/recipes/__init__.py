@@ -118,18 +118,25 @@ def _config_error(e: ConfigValidationError) -> str:
 def resolve_sections(cfg: Config, names: tuple[str, ...]) -> dict:
     """Build the objects the named recipe sections describe (reader, extractor, mechanism...)."""
     from ..registry import registry
-    sections = {k: cfg[k] for k in names if k in cfg}
-    try:
-        return registry.resolve(Config(sections), validate=True)
-    except ConfigValidationError as e:
-        raise RecipeError(f"recipe: {_config_error(e)}") from None
-    except TypeError as e:
-        raise RecipeError(f"recipe: {e}") from None
-    except Exception as e:  # catalogue's RegistryError has no public class to import
-        if type(e).__name__ == "RegistryError":
-            raise RecipeError(f"recipe: {str(e).splitlines()[0]} Run `dp-vocab mechanisms` "
-                              f"for the registered names.") from None
-        raise
+    out = {}
+    for name in names:
+        if name not in cfg:
+            continue
+        try:
+            out.update(registry.resolve(Config({name: cfg[name]}), validate=True))
+        except ParameterError as e:  # name the recipe field: mechanism.epsilon, not epsilon
+            field = e.name if e.name.startswith(name + ".") else f"{name}.{e.name}"
+            raise ParameterError(field, e.value, e.allowed, e.fix) from None
+        except ConfigValidationError as e:
+            raise RecipeError(f"recipe: {_config_error(e)}") from None
+        except TypeError as e:
+            raise RecipeError(f"recipe [{name}]: {e}") from None
+        except Exception as e:  # catalogue's RegistryError has no public class to import
+            if type(e).__name__ == "RegistryError":
+                raise RecipeError(f"recipe [{name}]: {str(e).splitlines()[0]} Run "
+                                  f"`dp-vocab mechanisms` for the registered names.") from None
+            raise
+    return out
 
 
 def check_budget(cfg: Config, ledger: Ledger) -> dict:
@@ -207,7 +214,7 @@ def run_recipe(recipe, output, overrides: dict[str, Any] | None = None, force: b
                 counts_info=counter.info())
     finally:
         backend.close()
-    eps_total, delta_total, method = ledger.total()
+    eps_total, delta_total, _ = ledger.total()
     release = dataclasses.replace(release, epsilon=eps_total, delta=delta_total,
                                   ledger=[s.to_dict() for s in ledger.stages])
     timings["release_s"] = time.perf_counter() - t1
