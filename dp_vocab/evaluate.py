@@ -185,40 +185,32 @@ def _plots(ev: Evaluation) -> dict[str, bytes]:
         plt.close(fig)
         pngs[name] = buf.getvalue()
 
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    d0 = d0s[-1]
-    for m in mechs:
-        rows = sorted((s for s in ev.summary if s["mechanism"] == m and
-                       s["max_items_per_user"] == d0), key=lambda s: s["epsilon"])
-        ax.errorbar([r["epsilon"] for r in rows], [r["released_mean"] for r in rows],
-                    yerr=[r["released_sd"] for r in rows], marker="o", capsize=3, label=m)
-    ax.set_xlabel("ε (privacy budget)")
-    ax.set_ylabel("released items (mean ± sd)")
-    ax.set_title(f"Released vocabulary size vs ε (Δ0 = {d0}, δ = {ev.summary[0]['delta']:g})")
-    if len(eps) > 1 and max(eps) / min(eps) >= 10:
-        ax.set_xscale("log")
-    if max(s["released_mean"] for s in ev.summary) / max(1, min(
-            s["released_mean"] for s in ev.summary)) >= 10:
-        ax.set_yscale("log")
-    ax.grid(alpha=0.3)
-    ax.legend(title="mechanism")
-    save(fig, "size_vs_epsilon.png")
+    def size_plot(x_key, fixed_key, fixed, xlabel, title, name):
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        for m in mechs:
+            rows = sorted((r for r in ev.summary if r["mechanism"] == m and r[fixed_key] == fixed),
+                          key=lambda r: r[x_key])
+            ax.errorbar([r[x_key] for r in rows], [r["released_mean"] for r in rows],
+                        yerr=[r["released_sd"] for r in rows], marker="o", capsize=3, label=m)
+        xs = [r[x_key] for r in ev.summary]
+        ys = [r["released_mean"] for r in ev.summary]
+        if min(xs) > 0 and max(xs) / min(xs) >= 10:
+            ax.set_xscale("log")
+        if max(ys) / max(1, min(ys)) >= 10:
+            ax.set_yscale("log")
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel("released items (mean ± sd)")
+        ax.set_title(title)
+        ax.grid(alpha=0.3)
+        ax.legend(title="mechanism")
+        save(fig, name)
 
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    e0 = max(eps)
-    for m in mechs:
-        rows = sorted((s for s in ev.summary if s["mechanism"] == m and s["epsilon"] == e0),
-                      key=lambda s: s["max_items_per_user"])
-        ax.errorbar([r["max_items_per_user"] for r in rows], [r["released_mean"] for r in rows],
-                    yerr=[r["released_sd"] for r in rows], marker="o", capsize=3, label=m)
-    ax.set_xlabel("Δ0 (max items per user)")
-    ax.set_ylabel("released items (mean ± sd)")
-    ax.set_title(f"Released vocabulary size vs Δ0 (ε = {e0:g})")
-    if len(d0s) > 1 and max(d0s) / min(d0s) >= 10:
-        ax.set_xscale("log")
-    ax.grid(alpha=0.3)
-    ax.legend(title="mechanism")
-    save(fig, "size_vs_max_items.png")
+    d0, e0 = d0s[-1], max(eps)
+    size_plot("epsilon", "max_items_per_user", d0, "ε (privacy budget)",
+              f"Released vocabulary size vs ε (Δ0 = {d0}, δ = {ev.summary[0]['delta']:g})",
+              "size_vs_epsilon.png")
+    size_plot("max_items_per_user", "epsilon", e0, "Δ0 (max items per user)",
+              f"Released vocabulary size vs Δ0 (ε = {e0:g})", "size_vs_max_items.png")
 
     holders = ev._holders
     order = np.argsort(-holders, kind="stable")
