@@ -241,17 +241,18 @@ class TextDirReader(_Reader):
         return sorted(p for p in self.path.rglob(self.pattern) if p.is_file())
 
     def progress(self) -> tuple[int, int]:
-        """(files read, files in all), once iteration has started."""
+        """(bytes of the files read, bytes of all files), like the file readers' progress."""
         return self._done, self._total
 
     def __iter__(self) -> Iterator[tuple[object, str]]:
         files = self._files()
-        self._total = len(files)
-        for p in files:
+        sizes = [p.stat().st_size for p in files]
+        self._total = sum(sizes)
+        for p, size in zip(files, sizes):
             rel = p.relative_to(self.path)
+            self._done += size
             if self.user_per == "folder":
                 if len(rel.parts) < 2:
-                    self._done += 1
                     continue  # files directly in the root belong to no user folder
                 user = rel.parts[0]
             else:
@@ -262,7 +263,6 @@ class TextDirReader(_Reader):
                     data = stream.read()
                 text = data.decode("utf-8")
             except UnicodeDecodeError as e:
-                self._done += 1
                 line = data[:e.start].count(b"\n") + 1
                 err = CorpusError(f"not valid UTF-8 ({e.reason})", path=p, line=line)
                 if self.on_error == "raise":
@@ -271,7 +271,6 @@ class TextDirReader(_Reader):
                 continue
             except OSError as e:
                 raise CorpusError(f"cannot read ({e})", path=p) from None
-            self._done += 1
             if not text.strip():
                 err = CorpusError("empty document (set on_error = \"skip\" to skip it)", path=p)
                 if self.on_error == "raise":
