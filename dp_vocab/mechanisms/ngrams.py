@@ -214,18 +214,20 @@ class _LevelState:
 
     def set_released_keys(self, n: int, grams: list[str], keys: np.ndarray) -> None:
         """Set S_n after a release: ``keys`` are the released candidates' keys at level n."""
-        order = np.argsort(keys)
-        sorted_keys = keys[order]
-        if n == 1:
-            cand = self.corpus.tokens.astype(np.int64)
+        if n == 1:  # keys are token ids: a lookup table
+            table = np.full(len(self.corpus.vocab), -1, dtype=np.int64)
+            table[keys] = np.arange(keys.size)
+            s = table[self.corpus.tokens]
         else:
             cand = self._cand
-        idx = np.searchsorted(sorted_keys, cand)
-        idx = np.minimum(idx, max(sorted_keys.size - 1, 0))
-        hit = (cand >= 0) & (sorted_keys.size > 0) & (sorted_keys[idx] == cand) \
-            if sorted_keys.size else np.zeros(cand.size, dtype=bool)
-        s = np.full(cand.size, -1, dtype=np.int64)
-        s[hit] = order[idx[hit]]
+            s = np.full(cand.size, -1, dtype=np.int64)
+            valid = np.flatnonzero(cand >= 0)
+            if keys.size and valid.size:
+                order = np.argsort(keys)
+                sorted_keys = keys[order]
+                idx = np.minimum(np.searchsorted(sorted_keys, cand[valid]), sorted_keys.size - 1)
+                hit = sorted_keys[idx] == cand[valid]
+                s[valid[hit]] = order[idx[hit]]
         self.s_prev, self.prev, self.prev_n = s, list(grams), n
 
     def candidates(self, n: int):
