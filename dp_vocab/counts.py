@@ -2,7 +2,7 @@
 
 Once the vocabulary V is released it is public, so counting over V needs no threshold and no δ for
 the support. Each user contributes min(c_u(w), C) for at most k of its items in V (its most
-frequent, ties by the public item hash), so the count vector has L1 ≤ k·C and L2 ≤ √k·C.
+frequent, ties by its own keyed randomness), so the count vector has L1 ≤ k·C and L2 ≤ √k·C.
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ def bound_user(items: list[str], counts: list[int], seed: int, max_items: int, m
     if n <= max_items and not ordered:
         return list(items)
     mixed = _splitmix64(item_hashes(items))
-    rand = mixed if mode != 0 else _splitmix64(np.uint64(seed) ^ mixed)
+    rand = mixed if ordered else _splitmix64(np.uint64(seed) ^ mixed)
     prim = np.zeros(n, dtype=np.uint64)
     if mode != 0:
         prim = np.uint64(0xFFFFFFFF) - np.minimum(np.asarray(counts, dtype=np.uint64),

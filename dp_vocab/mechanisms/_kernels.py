@@ -63,10 +63,11 @@ def bound_rows(indptr, items, counts, seeds, item_hashes, item_rank, max_items, 
 
     Priority, lowest first: mode 0 a per-user random key splitmix64(seed_user ^ mix(hash(item)))
     (a uniform sample; a function of the run key, the user id and the item string only);
-    mode 1 (−own count, mix(hash(item))); mode 2 (public rank, −own count, mix(hash(item))).
-    In modes 1-2 ties are broken the same way for every user (by the public item hash): a
-    function of the user's own data, and it concentrates budget (GW releases ~2% more items
-    on Reddit than with per-user random tie-breaks). Selection is O(row length); with ``ordered`` the kept items are
+    mode 1 (−own count, key); mode 2 (public rank, −own count, key). For ``ordered`` rows (GW's
+    fill order) the key is mix(hash(item)) itself: ties are broken the same way for every user,
+    a function of the user's own data that concentrates the greedy budget (GW releases ~2% more
+    items on Reddit). Unordered "top" caps keep the per-user random key: consistent ties there
+    concentrate weight on arbitrary low-hash items (DPNE released ~15% fewer n-grams). Selection is O(row length); with ``ordered`` the kept items are
     emitted in priority order (GW fills them in that order).
     """
     n_rows = indptr.size - 1
@@ -89,7 +90,7 @@ def bound_rows(indptr, items, counts, seeds, item_hashes, item_rank, max_items, 
         prim = np.zeros(n, dtype=np.uint64)
         for j in range(n):
             h = hmix[items[s + j]]
-            rand[j] = h if mode != 0 else _splitmix64(seeds[r] ^ h)
+            rand[j] = h if ordered else _splitmix64(seeds[r] ^ h)
             if mode != 0:
                 c = np.uint64(0xFFFFFFFF) - np.uint64(min(counts[s + j], 0xFFFFFFFF))
                 if mode == 2:
