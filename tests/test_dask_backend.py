@@ -62,3 +62,21 @@ def test_quickstart_on_dask_records_the_backend(tmp_path):
                      overrides={"run.backend": "dask", "run.n_workers": 2})
     assert res.record["backend"] == {"backend": "dask", "scheduler": "LocalCluster(2 workers)"}
     assert len(res.release.items) > 200
+
+
+def test_users_spread_over_several_files_are_grouped(tmp_path):
+    with gzip.open(SAMPLE, "rt", encoding="utf-8") as f:
+        lines = list(islice(f, 3000))
+    for i in range(3):  # round-robin: most users' documents land in several files
+        with open(tmp_path / f"part{i}.jsonl", "w", encoding="utf-8") as g:
+            g.writelines(lines[i::3])
+    pattern = tmp_path / "part*.jsonl"
+    extractor = ItemExtractor(RegexTokenizer())
+    local = LocalBackend().load(JsonlReader(pattern), extractor)
+    backend = DaskBackend(n_workers=2)
+    try:
+        remote = backend.load(JsonlReader(pattern), extractor)
+        m = make_mechanism("count_gaussian", epsilon=2.0, delta=1e-5, max_items_per_user=30)
+        assert m.histogram(local, KEY) == m.histogram(remote, KEY)
+    finally:
+        backend.close()

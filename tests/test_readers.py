@@ -101,3 +101,22 @@ def test_text_folder_per_file_and_per_folder(tmp_path):
     (tmp_path / "bad.txt").write_bytes(b"ok\n\xff\xfe")
     with pytest.raises(CorpusError, match=r"bad.txt:2: not valid UTF-8"):
         list(TextDirReader(tmp_path))
+
+
+def test_glob_of_files_and_users_spread_across_them(tmp_path):
+    from dp_vocab import ItemSets
+    from dp_vocab.extraction import extract_itemsets
+    write_jsonl(tmp_path / "a.jsonl", [{"user": "u1", "text": "hello"}, {"user": "u2", "text": "x"}])
+    write_jsonl(tmp_path / "b.jsonl.gz", [{"user": "u1", "text": "again"}], gzip.open)
+    r = JsonlReader(tmp_path / "*.jsonl*")
+    assert list(r) == [("u1", "hello"), ("u2", "x"), ("u1", "again")]
+    done, total = r.progress()
+    assert done == total == sum(p.stat().st_size for p in tmp_path.iterdir())
+    s = extract_itemsets(JsonlReader(tmp_path / "*.jsonl*"), str.split)
+    assert isinstance(s, ItemSets) and s.to_dict() == {"u1": {"hello": 1, "again": 1},
+                                                       "u2": {"x": 1}}
+    (tmp_path / "c.jsonl").write_text('{"user": "u3"}\n')
+    with pytest.raises(CorpusError, match=r"c.jsonl:1: field 'text'"):
+        list(JsonlReader(tmp_path / "*.jsonl*"))
+    with pytest.raises(CorpusError, match="no file matches"):
+        JsonlReader(tmp_path / "*.parquet")

@@ -237,7 +237,7 @@ class DaskBackend:
         if not isinstance(reader, JsonlReader):
             raise ParameterError("corpus reader", type(reader).__name__,
                                  "dp_vocab.jsonl.v1 on the dask backend")
-        files = [str(reader.path)]
+        files = [str(f) for f in reader.files]  # one task per input file
         args = {"user_field": reader.user_field, "text_field": reader.text_field,
                 "on_error": reader.on_error, "max_line_bytes": reader.max_line_bytes}
         docs = db.from_sequence(files, npartitions=len(files)).map(_read_file, args).flatten()

@@ -38,6 +38,19 @@ def _open_binary(path: Path):
     return raw, raw
 
 
+def _expand(path) -> list[Path]:
+    """A file, or a glob pattern (``data/*.jsonl.gz``) matching one or more files, sorted."""
+    text = str(path)
+    if any(ch in text for ch in "*?["):
+        import glob
+        files = sorted(Path(f) for f in glob.glob(text, recursive=True) if Path(f).is_file())
+        if not files:
+            raise CorpusError("no file matches this pattern. Point the recipe at your data with "
+                              "--paths.corpus FILE-OR-PATTERN", path=text)
+        return files
+    return [_check_path(path)]
+
+
 def _check_path(path, kind: str = "file") -> Path:
     p = Path(path)
     if kind == "file" and not p.is_file():
@@ -52,14 +65,31 @@ def _check_path(path, kind: str = "file") -> Path:
 
 class _Reader:
     def __init__(self, path, on_error: str, kind: str = "file"):
-        self.path = _check_path(path, kind)
+        if kind == "file":
+            self.files = _expand(path)
+            self.path = Path(path)
+        else:
+            self.path = _check_path(path, kind)
+            self.files = [self.path]
         self.on_error = check_choice(on_error, "on_error", ON_ERROR)
         self.skipped = 0
         self.skip_reasons: list[str] = []
         self._raw = None
+        self._current: Path | None = None
+        self._finished_bytes = 0
+
+    def _open(self):
+        """Yield (path, decompressed binary stream) for each input file, tracking progress."""
+        for f in self.files:
+            raw, stream = _open_binary(f)
+            self._raw, self._current = raw, f
+            with raw, stream:
+                yield f, stream
+            self._finished_bytes += f.stat().st_size
+        self._raw = None
 
     def _bad(self, message: str, line: int | None = None, field: str | None = None) -> None:
-        err = CorpusError(message, path=self.path, line=line, field=field)
+        err = CorpusError(message, path=self._current or self.path, line=line, field=field)
         if self.on_error == "raise":
             raise err
         self.skipped += 1
@@ -68,15 +98,14 @@ class _Reader:
 
     def progress(self) -> tuple[int, int]:
         """(bytes of input read, total bytes), for a progress bar."""
-        total = self.path.stat().st_size
-        if self._raw is None:
-            return 0, total
-        if self._raw.closed:
-            return total, total
-        try:
-            return self._raw.tell(), total
-        except (OSError, ValueError):
-            return 0, total
+        total = sum(f.stat().st_size for f in self.files)
+        done = self._finished_bytes
+        if self._raw is not None and not self._raw.closed:
+            try:
+                done += self._raw.tell()
+            except (OSError, ValueError):
+                pass
+        return min(done, total), total
 
     def describe(self) -> dict:
         return {"reader": type(self).__name__, "path": str(self.path), "on_error": self.on_error}
@@ -133,10 +162,8 @@ class JsonlReader(_Reader):
 
     def __iter__(self) -> Iterator[tuple[object, str]]:
         uf, tf = self.user_field, self.text_field
-        raw, stream = _open_binary(self.path)
-        self._raw = raw
         loads = json.loads
-        with raw, stream:
+        for path, stream in self._open():
             lineno = 0
             try:
                 for lineno, line in self._lines(stream):
@@ -173,7 +200,7 @@ class JsonlReader(_Reader):
                         yield user, text
             except (OSError, EOFError, lzma.LZMAError) as e:
                 raise CorpusError(f"cannot decompress or read after line {lineno}: {e}",
-                                  path=self.path) from None
+                                  path=path) from None
 
 
 class CsvReader(_Reader):
@@ -185,45 +212,46 @@ class CsvReader(_Reader):
         self.user_field, self.text_field, self.delimiter = user_field, text_field, delimiter
 
     def __iter__(self) -> Iterator[tuple[object, str]]:
-        raw, stream = _open_binary(self.path)
-        self._raw = raw
         csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
+        for path, stream in self._open():
+            yield from self._rows(path, stream)
+
+    def _rows(self, path, stream) -> Iterator[tuple[object, str]]:
         text_stream = io.TextIOWrapper(stream, encoding="utf-8", errors="strict", newline="")
-        with raw, text_stream:
-            reader = csv.reader(text_stream, delimiter=self.delimiter)
+        reader = csv.reader(text_stream, delimiter=self.delimiter)
+        try:
+            header = next(reader)
+        except StopIteration:
+            return
+        except UnicodeDecodeError as e:
+            raise CorpusError(f"not valid UTF-8 ({e.reason})", path=path, line=1) from None
+        for name in (self.user_field, self.text_field):
+            if name not in header:
+                raise CorpusError(f"column missing from the header {header[:10]!r}; set "
+                                  f"user_field/text_field", path=path, line=1, field=name)
+        ui, ti = header.index(self.user_field), header.index(self.text_field)
+        while True:
             try:
-                header = next(reader)
+                row = next(reader)
             except StopIteration:
-                return
+                break
             except UnicodeDecodeError as e:
-                raise CorpusError(f"not valid UTF-8 ({e.reason})", path=self.path, line=1) from None
-            for name in (self.user_field, self.text_field):
-                if name not in header:
-                    raise CorpusError(f"column missing from the header {header[:10]!r}; set "
-                                      f"user_field/text_field", path=self.path, line=1, field=name)
-            ui, ti = header.index(self.user_field), header.index(self.text_field)
-            while True:
-                try:
-                    row = next(reader)
-                except StopIteration:
-                    break
-                except UnicodeDecodeError as e:
-                    # the decoder fails on a whole chunk: the row number is the best position
-                    raise CorpusError(f"not valid UTF-8 ({e.reason}) at or after this line",
-                                      path=self.path, line=reader.line_num + 1) from None
-                except csv.Error as e:
-                    self._bad(f"malformed CSV ({e})", reader.line_num)
-                    continue
-                if not row:
-                    continue
-                if len(row) != len(header):
-                    self._bad(f"expected {len(header)} columns, found {len(row)}", reader.line_num)
-                    continue
-                user = _check_user(self, row[ui], self.user_field, reader.line_num)
-                text = _check_text(self, row[ti], self.text_field, reader.line_num) \
-                    if user is not None else None
-                if text is not None:
-                    yield user, text
+                # the decoder fails on a whole chunk: the row number is the best position
+                raise CorpusError(f"not valid UTF-8 ({e.reason}) at or after this line",
+                                  path=path, line=reader.line_num + 1) from None
+            except csv.Error as e:
+                self._bad(f"malformed CSV ({e})", reader.line_num)
+                continue
+            if not row:
+                continue
+            if len(row) != len(header):
+                self._bad(f"expected {len(header)} columns, found {len(row)}", reader.line_num)
+                continue
+            user = _check_user(self, row[ui], self.user_field, reader.line_num)
+            text = _check_text(self, row[ti], self.text_field, reader.line_num) \
+                if user is not None else None
+            if text is not None:
+                yield user, text
 
 
 class TextDirReader(_Reader):
