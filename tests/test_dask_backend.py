@@ -80,3 +80,26 @@ def test_users_spread_over_several_files_are_grouped(tmp_path):
         assert m.histogram(local, KEY) == m.histogram(remote, KEY)
     finally:
         backend.close()
+
+
+def test_dpne_levels_on_dask_match_local(tmp_path):
+    from dp_vocab.extraction import extract_sequences
+    path = tmp_path / "p.jsonl.gz"
+    with gzip.open(SAMPLE, "rt", encoding="utf-8") as f, gzip.open(path, "wt") as g:
+        g.writelines(islice(f, 8000))
+    extractor = ItemExtractor(RegexTokenizer())
+    local = extract_sequences(JsonlReader(path), extractor)
+    backend = DaskBackend(n_workers=2)
+    try:
+        remote = backend.load(JsonlReader(path), extractor, sequences=True)
+        m = make_mechanism("dpne", epsilon=4.0, delta=1e-5, max_n=4, max_items_per_user=10,
+                           eta=0.2)
+        h1, h2 = m.level_histogram(local, 1, [], KEY), m.level_histogram(remote, 1, [], KEY)
+        assert h1.keys() == h2.keys()
+        assert all(h2[k] == pytest.approx(v, rel=1e-12) for k, v in h1.items())
+        a = m.release(local, key=KEY, random=RandomSource(9))
+        b = m.release(remote, key=KEY, random=RandomSource(9))
+        assert a.items == b.items and a.details == b.details
+        assert max(len(g.split(" ")) for g in a.items) >= 3
+    finally:
+        backend.close()

@@ -120,6 +120,72 @@ def _sum_partition(part, key, spec, kind, exclude):
     return [sums]
 
 
+def _runs(docs, extractor):
+    per_user: dict = {}
+    for user, text in docs:
+        per_user.setdefault(user, []).extend(extractor.runs(text))
+    return list(per_user.items())
+
+
+def _level_partition(part, n, prev, key, max_items, mode, joiner):
+    """DPNE level n on one partition: each user's candidate n-grams (prefix and suffix in the
+    released (n−1)-grams), capped to Δ0, weight 1/√k each; summed per n-gram."""
+    join = joiner.join
+    sums: dict = {}
+    for user, runs in part:
+        c: Counter = Counter()
+        for run in runs:
+            if n == 1:
+                c.update(run)
+                continue
+            for i in range(len(run) - n + 1):
+                if join(run[i:i + n - 1]) in prev and join(run[i + 1:i + n]) in prev:
+                    c[join(run[i:i + n])] += 1
+        if not c:
+            continue
+        _, seed = user_digest(user, key)
+        items = list(c)
+        kept = bound_user(items, [c[w] for w in items], seed, max_items, mode, False, None)
+        add = len(kept) ** -0.5
+        for w in kept:
+            sums[w] = sums.get(w, 0.0) + add
+    return [sums]
+
+
+class _DaskLevels:
+    """DPNE levels on the cluster: the released (n−1)-grams are broadcast, sums come back."""
+
+    def __init__(self, data: "DaskSequences", mech):
+        self.data, self.mech, self.joiner = data, mech, data.joiner
+        self.prev: frozenset = frozenset()
+
+    def level_weights(self, n: int, key: bytes):
+        mode = 0 if self.mech.sampling == "uniform" else 1
+        total = self.data.bag.map_partitions(
+            _level_partition, n, self.prev, key, self.mech.max_items_per_user, mode,
+            self.joiner).reduction(_add_dicts, _add_dicts).compute()
+        names = list(total)
+        return names, np.fromiter((total[w] for w in names), dtype=np.float64, count=len(names))
+
+    def set_released(self, n: int, grams: list[str]) -> None:
+        self.prev = frozenset(grams)
+
+    set_released_strings = set_released
+
+
+class DaskSequences:
+    """Per-user token runs persisted on the cluster: a bag of (user id, [token lists])."""
+
+    def __init__(self, bag, client, joiner: str):
+        self.bag, self.client, self.joiner = bag, client, joiner
+
+    def dpne_levels(self, mech) -> _DaskLevels:
+        return _DaskLevels(self, mech)
+
+    def __repr__(self) -> str:
+        return "<DaskSequences (private data on the cluster)>"
+
+
 def _add_dicts(parts):
     total: dict = {}
     for d in parts:
@@ -231,9 +297,6 @@ class DaskBackend:
         import dask.bag as db
 
         from ..corpora import JsonlReader
-        if sequences:
-            raise ParameterError("run.backend", "dask", "a set-union mechanism",
-                                 "DPNE runs on the local backend in this version.")
         if not isinstance(reader, JsonlReader):
             raise ParameterError("corpus reader", type(reader).__name__,
                                  "dp_vocab.jsonl.v1 on the dask backend")
@@ -242,12 +305,18 @@ class DaskBackend:
                 "on_error": reader.on_error, "max_line_bytes": reader.max_line_bytes}
         docs = db.from_sequence(files, npartitions=len(files)).map(_read_file, args).flatten()
         n_parts = max(4 * self.n_workers, len(files))
-        per_user = docs.repartition(npartitions=n_parts) \
-            .map_partitions(_tokenize, extractor) \
+        docs = docs.repartition(npartitions=n_parts)
+        from distributed import wait
+        if sequences:  # DPNE: token runs per user, grouped across partitions and files
+            per_user = docs.map_partitions(_runs, extractor).foldby(
+                lambda kv: kv[0], lambda acc, kv: acc + kv[1], [], lambda a, b: a + b, [])
+            persisted = per_user.persist()
+            wait(persisted)
+            return DaskSequences(persisted, self.client, extractor.joiner)
+        per_user = docs.map_partitions(_tokenize, extractor) \
             .foldby(lambda kv: kv[0], lambda acc, kv: _merge(acc, kv[1]), Counter(),
                     _merge, Counter())
         # items: (user, Counter of items) per user, grouped across partitions and files
-        from distributed import wait
         persisted = per_user.persist()
         wait(persisted)
         return DaskUserItems(persisted, self.client)

@@ -25,7 +25,7 @@ from ..privacy.noise import uniform_below
 from ..privacy.params import check_positive_int
 from ..errors import ParameterError
 from ..release import Release
-from .base import Mechanism, bound_itemsets, spread_weights
+from .base import Mechanism, bound_itemsets, item_hashes, spread_weights
 from .user_order import check_key
 
 _KEY_BITS = 42
@@ -107,47 +107,44 @@ class DPNE(Mechanism):
                 "composed_sigma": self.sigma_star}
 
     # -- levels ----------------------------------------------------------------------------
-    def _weights_of(self, level: ItemSets, key: bytes) -> np.ndarray:
-        b = bound_itemsets(level, key, self.max_items_per_user,
-                           mode=0 if self.sampling == "uniform" else 1)
-        return spread_weights(b, len(level.vocab), 0.5)
-
     def _level_key(self, key: bytes, n: int) -> bytes:
         import hashlib
         return hashlib.blake2b(key + n.to_bytes(2, "big"), digest_size=32).digest()
 
-    def level_histogram(self, corpus: TokenCorpus, n: int, previous: list[str],
+    def _levels(self, data):
+        if isinstance(data, TokenCorpus):
+            return _LocalLevels(data, self)
+        if hasattr(data, "dpne_levels"):
+            return data.dpne_levels(self)
+        raise ParameterError("dpne input", type(data).__name__,
+                             "token sequences (TokenCorpus), not item sets",
+                             "Run DPNE through a recipe or extract_sequences().")
+
+    def level_histogram(self, data, n: int, previous: list[str],
                         key: bytes) -> dict[str, float]:
         """Pre-noise level-n weights given the released (n−1)-grams (tests, audits)."""
-        state = _LevelState(corpus)
-        if n == 1:
-            level, _ = state.unigrams()
-        else:
-            state.set_released(n - 1, previous)
-            level, _ = state.candidates(n)
-        w = self._weights_of(level, self._level_key(check_key(key), n))
-        return {level.vocab[i]: float(w[i]) for i in np.flatnonzero(w > 0)}
+        levels = self._levels(data)
+        if n > 1:
+            levels.set_released_strings(n - 1, sorted(previous))
+        names, w = levels.level_weights(n, self._level_key(check_key(key), n))
+        return dict(zip(names, w.tolist()))
 
-    def histogram(self, corpus: TokenCorpus, key: bytes) -> dict[str, float]:
-        return self.level_histogram(corpus, 1, [], key)
+    def histogram(self, data, key: bytes) -> dict[str, float]:
+        return self.level_histogram(data, 1, [], key)
 
-    def release(self, corpus: TokenCorpus, key: bytes | None = None,
+    def release(self, data, key: bytes | None = None,
                 random: RandomSource | None = None) -> Release:
-        if not isinstance(corpus, TokenCorpus):
-            raise ParameterError("dpne input", type(corpus).__name__,
-                                 "token sequences (TokenCorpus), not item sets",
-                                 "Run DPNE through a recipe or extract_sequences().")
+        levels = self._levels(data)
         random = random if random is not None else RandomSource()
         key = check_key(key) if key is not None else random.key()
-        state = _LevelState(corpus)
         released_all: list[str] = []
         per_level = []
         previous: list[str] = []
         for n in range(1, self.max_n + 1):
             sigma = self.level_sigmas[n - 1]
+            spurious: list[str] = []
             if n == 1:
-                level, keys = state.unigrams()
-                rho, spurious = self.threshold, []
+                rho = self.threshold
             else:
                 if not previous:
                     per_level.append({"n": n, "released": 0, "spurious": 0})
@@ -155,27 +152,24 @@ class DPNE(Mechanism):
                 if len(previous) >= 2 ** (_KEY_BITS // 2):
                     raise ParameterError("dpne level", n - 1, f"fewer than {2 ** 21} released "
                                          "(n−1)-grams", "Lower epsilon or max_items_per_user.")
-                level, keys = state.candidates(n)
-                n_cand = state.count_candidates()
-                if n_cand == 0:
+                join = CandidateJoin(previous, levels.joiner)
+                if join.size == 0:
                     per_level.append({"n": n, "released": 0, "spurious": 0})
                     previous = []
                     continue
-                rho = sigma * float(ndtri(1 - self.eta * min(len(previous) / n_cand, 1.0)))
-            w = self._weights_of(level, self._level_key(key, n))
-            pos = np.flatnonzero(w > 0)
-            keep = bernoulli(gaussian_release_probability(w[pos], rho, sigma), random)
-            kept = [level.vocab[int(i)] for i in pos[keep]]
-            kept_keys = keys[pos[keep]]
+                rho = sigma * float(ndtri(1 - self.eta * min(len(previous) / join.size, 1.0)))
+            names, w = levels.level_weights(n, self._level_key(key, n))
+            order = np.argsort(item_hashes(names), kind="stable")  # same draws on any backend
+            names, w = [names[i] for i in order.tolist()], w[order]
+            keep = bernoulli(gaussian_release_probability(w, rho, sigma), random)
+            kept = [g for g, k in zip(names, keep.tolist()) if k]
             if n >= 2:
-                n_zero = n_cand - pos.size
-                k = binomial(n_zero, float(gaussian_release_probability(np.zeros(1), rho, sigma)[0]),
-                             random)
-                sp_keys, spurious = state.sample_zero_weight(k, set(keys[pos].tolist()), random)
+                p0 = float(gaussian_release_probability(np.zeros(1), rho, sigma)[0])
+                k = binomial(join.size - len(names), p0, random)
+                spurious = join.sample(k, {join.key_of(g) for g in names}, random)
                 kept += spurious
-                kept_keys = np.concatenate([kept_keys, sp_keys])
-            state.set_released_keys(n, kept, kept_keys)
-            previous = kept
+            previous = sorted(kept)
+            levels.set_released(n, previous)
             released_all += kept
             per_level.append({"n": n, "released": len(kept), "spurious": len(spurious)})
         return Release(items=sorted(released_all), mechanism=self.registry_name,
@@ -184,41 +178,94 @@ class DPNE(Mechanism):
                        ledger=[self.stage().to_dict()], details={"levels": per_level})
 
 
-class _LevelState:
-    """Per-position ids of the released (n−1)-grams, and the candidate join for level n."""
+class CandidateJoin:
+    """C_n from the released (n−1)-grams S (public): g with g[:-1] ∈ S and g[1:] ∈ S.
 
-    def __init__(self, corpus: TokenCorpus):
-        self.corpus = corpus
+    Candidate key: index(g[:-1])·|S| + index(g[1:]). |C_n| is counted exactly by grouping S by
+    the overlapping (n−2)-gram; ``sample`` draws distinct uniform members by rejection."""
+
+    def __init__(self, prev: list[str], joiner: str):
+        self.prev, self.joiner, self.m = prev, joiner, len(prev)
+        self.index = {g: i for i, g in enumerate(prev)}
+        by_suffix, by_prefix = defaultdict(list), defaultdict(list)
+        for idx, g in enumerate(prev):
+            parts = g.split(joiner)
+            by_suffix[joiner.join(parts[1:])].append(idx)
+            by_prefix[joiner.join(parts[:-1])].append(idx)
+        self.blocks = [(by_suffix[k], by_prefix[k]) for k in sorted(set(by_suffix) & set(by_prefix))]
+        sizes = np.array([len(a) * len(b) for a, b in self.blocks], dtype=np.int64)
+        self.cum = np.cumsum(sizes)
+        self.size = int(self.cum[-1]) if sizes.size else 0
+
+    def key_of(self, gram: str) -> int:
+        head, _, last = gram.rpartition(self.joiner)
+        first, _, tail = gram.partition(self.joiner)
+        return self.index[head] * self.m + self.index[tail]
+
+    def name_of(self, a: int, b: int) -> str:
+        return self.prev[a] + self.joiner + self.prev[b].rsplit(self.joiner, 1)[-1]
+
+    def sample(self, k: int, exclude: set, random: RandomSource) -> list[str]:
+        chosen: dict[int, str] = {}
+        while len(chosen) < k:
+            for r in uniform_below(self.size, 2 * (k - len(chosen)), random).tolist():
+                blk = int(np.searchsorted(self.cum, r, side="right"))
+                off = r - (int(self.cum[blk - 1]) if blk else 0)
+                a_ids, b_ids = self.blocks[blk]
+                a, b = a_ids[off // len(b_ids)], b_ids[off % len(b_ids)]
+                key = a * self.m + b
+                if key in exclude or key in chosen:
+                    continue
+                chosen[key] = self.name_of(a, b)
+                if len(chosen) == k:
+                    break
+        return list(chosen.values())
+
+
+class _LocalLevels:
+    """DPNE levels over in-memory token sequences: per-position ids of the released
+    (n−1)-grams, from which level-n candidates are read off in vectorised passes."""
+
+    def __init__(self, corpus: TokenCorpus, mech: DPNE):
+        self.corpus, self.mech, self.joiner = corpus, mech, corpus.joiner
         self.pos_user = np.repeat(corpus.seq_user, np.diff(corpus.seq_ptr))
         # position i's sequence end, to keep n-grams inside their sequence
         self.seq_end = np.repeat(corpus.seq_ptr[1:], np.diff(corpus.seq_ptr))
         self.s_prev: np.ndarray | None = None   # id in S_{n−1} of the (n−1)-gram at i, or −1
         self.prev: list[str] = []
-        self.prev_n = 0
 
-    def unigrams(self):
+    def level_weights(self, n: int, key: bytes) -> tuple[list[str], np.ndarray]:
+        """Positive level-n weights (user weights 1/√k on ≤ Δ0 candidates each)."""
         strings = self.corpus.vocab.strings
-        return _level_itemsets(self.corpus, self.corpus.tokens.astype(np.int64), self.pos_user,
-                               lambda keys: [strings[int(k)] for k in keys])
+        if n == 1:
+            cand = self.corpus.tokens.astype(np.int64)
+            name = lambda keys: [strings[int(k)] for k in keys]  # noqa: E731
+        else:
+            s, m = self.s_prev, len(self.prev)
+            cand = np.full(s.size, -1, dtype=np.int64)
+            i = np.arange(s.size - 1)
+            ok = (s[:-1] >= 0) & (s[1:] >= 0) & (i + n <= self.seq_end[:-1])
+            cand[:-1][ok] = s[:-1][ok] * m + s[1:][ok]
+            join = CandidateJoin(self.prev, self.joiner)
+            name = lambda keys: [join.name_of(int(k) // m, int(k) % m) for k in keys]  # noqa: E731
+        self._cand = cand
+        level, _ = _level_itemsets(self.corpus, cand, self.pos_user, name)
+        b = bound_itemsets(level, key, self.mech.max_items_per_user,
+                           mode=0 if self.mech.sampling == "uniform" else 1)
+        w = spread_weights(b, len(level.vocab), 0.5)
+        pos = np.flatnonzero(w > 0)
+        return [level.vocab[int(i)] for i in pos], w[pos]
 
     def set_released(self, n: int, grams: list[str]) -> None:
-        """Set S_n from strings (tests): positions whose n-gram string is in ``grams``."""
-        toks, strings, j = self.corpus.tokens, self.corpus.vocab.strings, self.corpus.joiner
-        index = {g: i for i, g in enumerate(grams)}
-        s = np.full(toks.size, -1, dtype=np.int64)
-        for i in range(toks.size - n + 1):
-            if i + n <= self.seq_end[i]:
-                g = j.join(strings[t] for t in toks[i:i + n])
-                s[i] = index.get(g, -1)
-        self.s_prev, self.prev, self.prev_n = s, list(grams), n
-
-    def set_released_keys(self, n: int, grams: list[str], keys: np.ndarray) -> None:
-        """Set S_n after a release: ``keys`` are the released candidates' keys at level n."""
+        """S_n (sorted strings): mark the positions whose n-gram was released."""
         if n == 1:  # keys are token ids: a lookup table
             table = np.full(len(self.corpus.vocab), -1, dtype=np.int64)
-            table[keys] = np.arange(keys.size)
+            ids = np.array([self.corpus.vocab.get(g, -1) for g in grams], dtype=np.int64)
+            table[ids[ids >= 0]] = np.flatnonzero(ids >= 0)
             s = table[self.corpus.tokens]
         else:
+            join = CandidateJoin(self.prev, self.joiner)
+            keys = np.array([join.key_of(g) for g in grams], dtype=np.int64)
             cand = self._cand
             s = np.full(cand.size, -1, dtype=np.int64)
             valid = np.flatnonzero(cand >= 0)
@@ -228,56 +275,14 @@ class _LevelState:
                 idx = np.minimum(np.searchsorted(sorted_keys, cand[valid]), sorted_keys.size - 1)
                 hit = sorted_keys[idx] == cand[valid]
                 s[valid[hit]] = order[idx[hit]]
-        self.s_prev, self.prev, self.prev_n = s, list(grams), n
+        self.s_prev, self.prev = s, list(grams)
 
-    def candidates(self, n: int):
-        """Level-n ItemSets of present candidates; key = id(prefix)·|S_{n−1}| + id(suffix)."""
-        s, m = self.s_prev, len(self.prev)
-        cand = np.full(s.size, -1, dtype=np.int64)
-        i = np.arange(s.size - 1)
-        ok = (s[:-1] >= 0) & (s[1:] >= 0) & (i + n <= self.seq_end[:-1])
-        cand[:-1][ok] = s[:-1][ok] * m + s[1:][ok]
-        self._cand = cand
-        prev, j = self.prev, self.corpus.joiner
-        return _level_itemsets(self.corpus, cand, self.pos_user,
-                               lambda keys: [prev[int(k) // m] + j + prev[int(k) % m].rsplit(j, 1)[-1]
-                                             for k in keys])
-
-    def _groups(self):
-        """(S_{n−1} ids by their last n−2 tokens, ids by their first n−2 tokens)."""
-        j = self.corpus.joiner
-        by_suffix, by_prefix = defaultdict(list), defaultdict(list)
-        for idx, g in enumerate(self.prev):
-            parts = g.split(j)
-            by_suffix[j.join(parts[1:])].append(idx)
-            by_prefix[j.join(parts[:-1])].append(idx)
-        keys = sorted(set(by_suffix) & set(by_prefix))
-        return [(by_suffix[k], by_prefix[k]) for k in keys]
-
-    def count_candidates(self) -> int:
-        """|C_n| exactly: Σ over (n−2)-grams m of #{a: a[1:] = m}·#{b: b[:-1] = m}."""
-        self._blocks = self._groups()
-        self._sizes = np.array([len(a) * len(b) for a, b in self._blocks], dtype=np.int64)
-        return int(self._sizes.sum())
-
-    def sample_zero_weight(self, k: int, positive: set, random: RandomSource):
-        """k distinct uniform members of C_n not in ``positive`` (keys), by rejection."""
-        if k == 0:
-            return np.zeros(0, dtype=np.int64), []
-        m, prev, j = len(self.prev), self.prev, self.corpus.joiner
-        cum = np.cumsum(self._sizes)
-        chosen: dict[int, str] = {}
-        while len(chosen) < k:
-            for r in uniform_below(int(cum[-1]), 2 * (k - len(chosen)), random).tolist():
-                blk = int(np.searchsorted(cum, r, side="right"))
-                off = r - (int(cum[blk - 1]) if blk else 0)
-                a_ids, b_ids = self._blocks[blk]
-                a, b = a_ids[off // len(b_ids)], b_ids[off % len(b_ids)]
-                key = a * m + b
-                if key in positive or key in chosen:
-                    continue
-                chosen[key] = prev[a] + j + prev[b].rsplit(j, 1)[-1]
-                if len(chosen) == k:
-                    break
-        keys = np.fromiter(chosen, dtype=np.int64, count=len(chosen))
-        return keys, list(chosen.values())
+    def set_released_strings(self, n: int, grams: list[str]) -> None:
+        """Set S_n from strings directly (tests): a slow pass over all positions."""
+        toks, strings, j = self.corpus.tokens, self.corpus.vocab.strings, self.joiner
+        index = {g: i for i, g in enumerate(grams)}
+        s = np.full(toks.size, -1, dtype=np.int64)
+        for i in range(toks.size - n + 1):
+            if i + n <= self.seq_end[i]:
+                s[i] = index.get(j.join(strings[t] for t in toks[i:i + n]), -1)
+        self.s_prev, self.prev = s, list(grams)
