@@ -36,6 +36,9 @@ class Evaluation:
     summary: list[dict]
     non_private: dict
     released_example: dict = field(default_factory=dict)   # config → items of one run (plot)
+    # NON-PRIVATE: users holding each item id, and the strings, for the rank-frequency plot
+    holders: np.ndarray | None = field(default=None, repr=False)
+    vocab: object = field(default=None, repr=False)
 
     def table(self):
         from rich.table import Table
@@ -160,11 +163,8 @@ def evaluate(source, mechanisms: list[str], epsilons: list[float], delta: float 
                    "union_size": int((holders > 0).sum()),
                    **{f"held_by_at_least_{k}": int((holders >= k).sum())
                       for k in HOLDER_THRESHOLDS}}
-    ev = Evaluation(runs=runs, summary=summary, non_private=non_private,
-                    released_example=examples)
-    ev._holders = holders           # for the rank-frequency plot (non-private)
-    ev._vocab = itemsets.vocab
-    return ev
+    return Evaluation(runs=runs, summary=summary, non_private=non_private,
+                      released_example=examples, holders=holders, vocab=itemsets.vocab)
 
 
 # ---- files -------------------------------------------------------------------------------------
@@ -212,7 +212,7 @@ def _plots(ev: Evaluation) -> dict[str, bytes]:
     size_plot("max_items_per_user", "epsilon", e0, "Δ0 (max items per user)",
               f"Released vocabulary size vs Δ0 (ε = {e0:g})", "size_vs_max_items.png")
 
-    holders = ev._holders
+    holders = ev.holders
     order = np.argsort(-holders, kind="stable")
     order = order[holders[order] > 0]
     ranks = np.arange(1, order.size + 1)
@@ -221,7 +221,7 @@ def _plots(ev: Evaluation) -> dict[str, bytes]:
     key = next(iter(k for k in ev.released_example if k[1] == e0), None)
     if key is not None:
         released = set(ev.released_example[key])
-        mask = np.array([ev._vocab[int(i)] in released for i in order])
+        mask = np.array([ev.vocab[int(i)] in released for i in order])
         ax.scatter(ranks[mask], holders[order][mask], s=6, color="tab:red",
                    label=f"released by {key[0]} (ε={key[1]:g}, one run)")
     ax.set_xlabel("rank")

@@ -47,7 +47,8 @@ class TokenCorpus:
 
     def without_users(self, user_ids) -> "TokenCorpus":
         import numpy as np
-        drop = {i for i, u in enumerate(self.user_ids) if u in set(user_ids)}
+        gone = set(user_ids)
+        drop = {i for i, u in enumerate(self.user_ids) if u in gone}
         keep_users = [i for i in range(self.n_users) if i not in drop]
         remap = np.full(self.n_users, -1, dtype=np.int64)
         remap[keep_users] = np.arange(len(keep_users))

@@ -17,6 +17,13 @@ import numpy as np
 from .errors import CorpusError
 
 
+def item_hashes(strings) -> np.ndarray:
+    """The unkeyed 64-bit hash (blake2b) of each item's UTF-8 bytes, as uint64."""
+    buf = b"".join(hashlib.blake2b(s.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+                   for s in strings)
+    return np.frombuffer(buf, dtype=np.uint64).copy()
+
+
 class Vocabulary:
     """A bijection between item strings and dense ids 0..n-1, in first-seen order."""
 
@@ -70,9 +77,7 @@ class Vocabulary:
         the user id and the item strings, never on interning order (which depends on other users).
         """
         if self._hashes is None or len(self._hashes) != len(self._strings):
-            buf = b"".join(hashlib.blake2b(s.encode("utf-8", "surrogatepass"), digest_size=8).digest()
-                           for s in self._strings)
-            self._hashes = np.frombuffer(buf, dtype=np.uint64).copy()
+            self._hashes = item_hashes(self._strings)
         return self._hashes
 
 
@@ -156,11 +161,6 @@ class ItemSets:
         return f"<ItemSets (private data; {len(self.vocab)} interned strings)>"
 
 
-def _item_hash(item: str) -> int:
-    return int.from_bytes(hashlib.blake2b(item.encode("utf-8", "surrogatepass"),
-                                          digest_size=8).digest(), "little")
-
-
 def _check_user_id(user) -> None:
     if isinstance(user, bool) or not isinstance(user, (str, int, bytes)):
         raise CorpusError(f"user id must be a string or an integer, got {type(user).__name__} "
@@ -205,7 +205,7 @@ class ItemSetsBuilder:
         u = self.user_index(user)
         if u in self._cap_threshold:
             limit = self._cap_threshold[u]
-            counter = {w: c for w, c in counter.items() if _item_hash(w) <= limit}
+            counter = {w: c for w, c in counter.items() if int(item_hashes([w])[0]) <= limit}
             if not counter:
                 return
         index = self.vocab.index

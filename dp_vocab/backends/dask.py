@@ -14,11 +14,11 @@ from collections import Counter
 import numpy as np
 
 from ..errors import ParameterError
-from ..mechanisms.base import MISSING_RANK, Bounded, item_hashes
+from ..itemsets import item_hashes
+from ..mechanisms.base import MISSING_RANK, Bounded
 from ..mechanisms.user_order import user_digest
 
-_M1, _M2, _M3 = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9),
-                 np.uint64(0x94D049BB133111EB))
+from ..mechanisms._kernels import _M1, _M2, _M3  # the same mix as bound_rows
 
 
 def _splitmix64(x: np.ndarray) -> np.ndarray:

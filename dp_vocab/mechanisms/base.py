@@ -14,7 +14,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from ..itemsets import ItemSets
+from ..itemsets import ItemSets, item_hashes
 from ..privacy.accounting import Stage
 from ..privacy.noise import (RandomSource, bernoulli, gaussian_release_probability,
                              laplace_release_probability)
@@ -26,13 +26,6 @@ from .user_order import check_key, user_order
 _NO_RANK = np.zeros(1, dtype=np.int64)
 MISSING_RANK = 2**31 - 1  # items absent from a public priority table rank after all listed ones
 
-
-def item_hashes(strings) -> np.ndarray:
-    """The unkeyed 64-bit item hash of each string (as Vocabulary.hashes)."""
-    import hashlib
-    buf = b"".join(hashlib.blake2b(s.encode("utf-8", "surrogatepass"), digest_size=8).digest()
-                   for s in strings)
-    return np.frombuffer(buf, dtype=np.uint64).copy()
 
 
 @dataclass(frozen=True)

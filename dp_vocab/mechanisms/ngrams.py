@@ -25,8 +25,9 @@ from ..privacy.noise import uniform_below
 from ..privacy.params import check_positive_int
 from ..errors import ParameterError
 from ..release import Release
-from .base import Mechanism, bound_itemsets, item_hashes, spread_weights
-from .user_order import check_key
+from ..itemsets import item_hashes
+from .base import Mechanism, bound_itemsets, spread_weights
+from .user_order import check_key, derive_key
 
 _KEY_BITS = 42
 
@@ -108,8 +109,7 @@ class DPNE(Mechanism):
 
     # -- levels ----------------------------------------------------------------------------
     def _level_key(self, key: bytes, n: int) -> bytes:
-        import hashlib
-        return hashlib.blake2b(key + n.to_bytes(2, "big"), digest_size=32).digest()
+        return derive_key(key, n.to_bytes(2, "big"))
 
     def _levels(self, data):
         if isinstance(data, TokenCorpus):

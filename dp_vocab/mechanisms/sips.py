@@ -3,7 +3,6 @@ geometrically increasing budget, each round removing the items already released.
 
 from __future__ import annotations
 
-import hashlib
 import math
 
 import numpy as np
@@ -14,8 +13,9 @@ from ..privacy import calibrate
 from ..privacy.noise import RandomSource, bernoulli, gaussian_release_probability
 from ..privacy.params import check_positive_int
 from ..release import Release
-from .base import Mechanism, bound_itemsets, item_hashes, spread_weights
-from .user_order import check_key
+from ..itemsets import item_hashes
+from .base import Mechanism, bound_itemsets, spread_weights
+from .user_order import check_key, derive_key
 
 
 class DPSIPS(Mechanism):
@@ -74,7 +74,7 @@ class DPSIPS(Mechanism):
                                                  self.round_deltas, self.round_thresholds)]}
 
     def _round_key(self, key: bytes, r: int) -> bytes:
-        return hashlib.blake2b(key + b"sips-round" + r.to_bytes(2, "big"), digest_size=32).digest()
+        return derive_key(key, b"sips-round" + r.to_bytes(2, "big"))
 
     def bound(self, itemsets: ItemSets, key: bytes, r: int = 1):
         """Round r's bounded sets (of the items still in ``itemsets``)."""

@@ -7,6 +7,7 @@ which other users are present or on anyone's data: what the sensitivity proofs n
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 
 import numpy as np
@@ -36,6 +37,11 @@ def check_key(key) -> bytes:
     if not isinstance(key, (bytes, bytearray)) or len(key) < 16:
         raise ParameterError("key", key, "at least 16 bytes (a fresh random 32-byte key is the default)")
     return bytes(key)
+
+
+def derive_key(key: bytes, label: bytes) -> bytes:
+    """An independent-looking 32-byte key for one stage (a DPNE level, a DP-SIPS round)."""
+    return hashlib.blake2b(key + label, digest_size=32).digest()
 
 
 def user_digest(uid, key: bytes) -> tuple[bytes, int]:
