@@ -14,7 +14,7 @@ import numpy as np
 
 from .errors import ParameterError
 from .itemsets import ItemSets
-from .mechanisms.base import bound_itemsets
+from .mechanisms.base import MAX_ITEMS_PER_USER, bound_itemsets
 from .privacy.accounting import Stage, zcdp_rho_for
 from .privacy.noise import RandomSource, discrete_gaussian, discrete_laplace
 from .privacy.params import check_delta, check_epsilon, check_positive_int
@@ -28,9 +28,9 @@ class CountRelease:
 
     def __init__(self, epsilon: float, max_items_per_user: int = 100, max_count: int = 5):
         self.epsilon = check_epsilon(epsilon, "counts.epsilon")
-        self.max_items_per_user = check_positive_int(max_items_per_user,
-                                                     "counts.max_items_per_user")
-        self.max_count = check_positive_int(max_count, "counts.max_count")
+        self.max_items_per_user = check_positive_int(
+            max_items_per_user, "counts.max_items_per_user", maximum=MAX_ITEMS_PER_USER)
+        self.max_count = check_positive_int(max_count, "counts.max_count", maximum=2 ** 31 - 1)
 
     @property
     def registry_name(self) -> str:
@@ -76,7 +76,8 @@ class DiscreteLaplaceCounts(CountRelease):
 
     def stage(self, name: str = "counts") -> Stage:
         return Stage(name=name, mechanism=self.registry_name, epsilon=self.epsilon, delta=0.0,
-                     noise="laplace", noise_multiplier=1.0 / self.epsilon)
+                     noise="discrete_laplace", noise_multiplier=1.0 / self.epsilon,
+                     sensitivity=self.max_items_per_user * self.max_count)
 
 
 class DiscreteGaussianCounts(CountRelease):

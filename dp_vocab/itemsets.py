@@ -158,7 +158,7 @@ class ItemSets:
                         self.items[take], self.counts[take])
 
     def __repr__(self) -> str:  # no private statistics in reprs that may end up in logs
-        return f"<ItemSets (private data; {len(self.vocab)} interned strings)>"
+        return "<ItemSets (private data)>"
 
 
 def _check_user_id(user) -> None:

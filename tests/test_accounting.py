@@ -67,3 +67,23 @@ def test_zcdp_conversion_against_table_e():
     assert zcdp_epsilon(0.5, 1e-5) == pytest.approx(4.7284, abs=2e-4)
     assert zcdp_epsilon(4.0, math.exp(-10)) == pytest.approx(15.5449, abs=2e-4)
     assert zcdp_epsilon(zcdp_rho_for(1.3, 1e-6), 1e-6) == pytest.approx(1.3, rel=1e-6)
+
+
+def test_discrete_laplace_stages_use_the_discrete_event():
+    """Weighted Gaussian (1, 1e-5) + DLap counts (ε=1, k=1, C=1): dp-accounting's discrete event
+    gives ε ≈ 1.9806; the continuous Laplace event would claim 1.9585 (too little)."""
+    from dp_vocab.counts import DiscreteLaplaceCounts
+    gau = make_mechanism("weighted_gaussian", epsilon=1.0, delta=1e-5).stage("selection")
+    counts = DiscreteLaplaceCounts(epsilon=1.0, max_items_per_user=1, max_count=1).stage()
+    assert counts.noise == "discrete_laplace" and counts.sensitivity == 1
+    eps, delta, how = Ledger([gau, counts]).total()
+    assert "PLD" in how and eps == pytest.approx(1.9806, abs=2e-3)
+    assert delta == pytest.approx(1e-5)
+    # a budget of 1.97 (enough for the continuous claim) must now be refused
+    with pytest.raises(BudgetExceededError):
+        Ledger([gau, counts]).check(1.97, 1e-5)
+    # the free noisy counts of count_laplace are discrete Laplace too, sensitivity Δ0
+    st = make_mechanism("count_laplace", epsilon=1.0, delta=1e-6, max_items_per_user=4,
+                        noisy_counts=True).stage()
+    assert (st.noise, st.sensitivity, st.noise_multiplier) == ("discrete_laplace", 4, 1.0)
+    assert Ledger([st, st]).total()[:2] == (2.0, 2e-6)  # pure parts: the basic sum is exact

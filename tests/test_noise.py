@@ -4,6 +4,7 @@ import re
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from dp_vocab.privacy.noise import (RandomSource, bernoulli, gaussian_release_probability,
                                     laplace_release_probability)
@@ -65,7 +66,8 @@ def test_release_probabilities_closed_form():
 
 
 def test_no_float_noise_sampler_in_the_package():
-    pattern = re.compile(r"random\.(laplace|normal|gumbel|exponential)|\.laplace\(|\.normal\(")
+    pattern = re.compile(r"random\.(laplace|normal|gumbel|exponential|binomial)|\.laplace\(|\.normal\("
+                         r"|\.binomial\(")
     offenders = [f"{p.relative_to(PACKAGE)}:{i}" for p in PACKAGE.rglob("*.py")
                  for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
                  if pattern.search(line)]
@@ -77,3 +79,29 @@ def test_only_the_noise_module_draws_randomness():
     offenders = [str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py")
                  if p.name != "noise.py" and draws.search(p.read_text(encoding="utf-8"))]
     assert offenders == []
+
+
+@pytest.mark.slow
+def test_binomial_is_exact_at_any_size():
+    """Exact geometric skipping against the Binomial law, small and huge n (no float sampler
+    above some size). χ² goodness of fit; each test fails falsely with probability 1e-6."""
+    from scipy import stats
+
+    from dp_vocab.privacy.noise import binomial, geometric_failures
+    src = RandomSource(20261123)
+    for n, p, runs in [(12, 0.3, 4000), (12, 0.8, 4000), (2 ** 40, 1e-9, 1500)]:
+        x = np.array([binomial(n, p, src) for _ in range(runs)])
+        lo, hi = stats.binom.ppf([1e-4, 1 - 1e-4], n, p).astype(np.int64)
+        edges = np.unique(np.linspace(lo, hi + 1, 25).astype(np.int64))
+        cdf = stats.binom.cdf(edges - 1, n, p)
+        expected = np.diff(np.concatenate([[0.0], cdf[1:-1], [1.0]])) * runs
+        observed = np.diff(np.searchsorted(np.sort(x), np.concatenate(
+            [[np.iinfo(np.int64).min], edges[1:-1], [np.iinfo(np.int64).max]])))
+        assert observed.sum() == runs
+        stat = ((observed - expected) ** 2 / expected).sum()
+        assert stats.chi2.sf(stat, expected.size - 1) > 1e-6, (n, p, observed, expected)
+    g = geometric_failures(0.25, 50000, 40, src)
+    pmf = np.append(0.25 * 0.75 ** np.arange(40), 0.75 ** 40)   # last cell: clipped at 40
+    observed = np.bincount(g, minlength=41)
+    stat = ((observed - pmf * 50000) ** 2 / (pmf * 50000)).sum()
+    assert stats.chi2.sf(stat, 40) > 1e-6

@@ -53,20 +53,37 @@ def _read_file(path: str, reader_args: dict):
     return list(JsonlReader(path, **reader_args))
 
 
+def _cap_distinct(c: Counter, cap: int | None) -> Counter:
+    """A user's items capped to the ``cap`` smallest item hashes, as ``ItemSetsBuilder`` does.
+    Capping partial counters is exact: an item among the user's ``cap`` smallest hashes is
+    among the smallest of every part that holds it, so it is never dropped and its count is
+    whole."""
+    if cap is None or len(c) <= cap:
+        return c
+    items = list(c)
+    keep = np.argsort(item_hashes(items), kind="stable")[:cap]
+    return Counter({items[i]: c[items[i]] for i in keep.tolist()})
+
+
 def _tokenize(docs, extractor):
+    cap = getattr(extractor, "max_distinct_per_user", None)
     per_user: dict = {}
     for user, text in docs:
         c = per_user.get(user)
         if c is None:
             c = per_user[user] = Counter()
         c.update(extractor(text))
-    return list(per_user.items())
+        if cap is not None and len(c) > 2 * cap:  # memory stays O(cap) per user
+            per_user[user] = _cap_distinct(c, cap)
+    return [(u, _cap_distinct(c, cap)) for u, c in per_user.items()]
 
 
-def _merge(a: Counter, b: Counter) -> Counter:
-    out = Counter(a)
-    out.update(b)
-    return out
+def _merger(cap: int | None):
+    def merge(a: Counter, b: Counter) -> Counter:
+        out = Counter(a)
+        out.update(b)
+        return _cap_distinct(out, cap)
+    return merge
 
 
 def _bounded_partition(part, key, spec):
@@ -128,27 +145,31 @@ def _runs(docs, extractor):
 
 
 def _level_partition(part, n, prev, key, max_items, mode, joiner):
-    """DPNE level n on one partition: each user's candidate n-grams (prefix and suffix in the
-    released (n−1)-grams), capped to Δ0, weight 1/√k each; summed per n-gram."""
+    """DPNE level n on one partition: each user's candidate n-grams (token tuples whose prefix
+    and suffix are released (n−1)-grams), capped to Δ0, weight 1/√k each; summed per n-gram."""
     join = joiner.join
     sums: dict = {}
     for user, runs in part:
         c: Counter = Counter()
         for run in runs:
             if n == 1:
-                c.update(run)
+                c.update((t,) for t in run)
                 continue
             for i in range(len(run) - n + 1):
-                if join(run[i:i + n - 1]) in prev and join(run[i + 1:i + n]) in prev:
-                    c[join(run[i:i + n])] += 1
+                g = tuple(run[i:i + n])
+                if g[:-1] in prev and g[1:] in prev:
+                    c[g] += 1
         if not c:
             continue
         _, seed = user_digest(user, key)
-        items = list(c)
-        kept = bound_user(items, [c[w] for w in items], seed, max_items, mode, False, None)
+        grams = list(c)
+        names = [join(g) for g in grams]   # hashed as the local backend hashes them
+        kept = bound_user(names, [c[g] for g in grams], seed, max_items, mode, False, None)
         add = len(kept) ** -0.5
+        gram_of = dict(zip(names, grams))
         for w in kept:
-            sums[w] = sums.get(w, 0.0) + add
+            g = gram_of[w]
+            sums[g] = sums.get(g, 0.0) + add
     return [sums]
 
 
@@ -164,13 +185,13 @@ class _DaskLevels:
         total = self.data.bag.map_partitions(
             _level_partition, n, self.prev, key, self.mech.max_items_per_user, mode,
             self.joiner).reduction(_add_dicts, _add_dicts).compute()
-        names = list(total)
-        return names, np.fromiter((total[w] for w in names), dtype=np.float64, count=len(names))
+        grams = list(total)
+        return grams, np.fromiter((total[g] for g in grams), dtype=np.float64, count=len(grams))
 
-    def set_released(self, n: int, grams: list[str]) -> None:
+    def set_released(self, n: int, grams: list[tuple]) -> None:
         self.prev = frozenset(grams)
 
-    set_released_strings = set_released
+    set_released_grams = set_released
 
 
 class DaskSequences:
@@ -313,9 +334,10 @@ class DaskBackend:
             persisted = per_user.persist()
             wait(persisted)
             return DaskSequences(persisted, self.client, extractor.joiner)
+        merge = _merger(getattr(extractor, "max_distinct_per_user", None))
         per_user = docs.map_partitions(_tokenize, extractor) \
-            .foldby(lambda kv: kv[0], lambda acc, kv: _merge(acc, kv[1]), Counter(),
-                    _merge, Counter())
+            .foldby(lambda kv: kv[0], lambda acc, kv: merge(acc, kv[1]), Counter(),
+                    merge, Counter())
         # items: (user, Counter of items) per user, grouped across partitions and files
         persisted = per_user.persist()
         wait(persisted)

@@ -31,7 +31,9 @@ class ReadProgress:
         self._progress.update(self._task, completed=done, total=total or None)
 
 
-def print_summary(result) -> None:
+def summary_table(result) -> Table:
+    """The run summary: released (DP) numbers, parameters and paths only, so that the same
+    release gives the same summary on neighbouring datasets."""
     rel = result.release
     p = rel.privacy
     t = Table(title="dp-vocab release", show_header=False)
@@ -46,12 +48,18 @@ def print_summary(result) -> None:
     t.add_row("noise scale", f"{p['noise_scale']:.4f} ({p['noise']})")
     t.add_row("released items (DP output)", str(len(rel.items)))
     t.add_row("randomness", rel.randomness["mode"])
-    t.add_row("time", f"extract {result.timings['extract_s']:.1f} s, "
-                      f"release {result.timings['release_s']:.2f} s")
     t.add_row("output", f"{result.output}/ ({', '.join(result.files)})")
-    Console().print(t)
+    return t
+
+
+def print_summary(result) -> None:
+    Console().print(summary_table(result))
+    # operator diagnostics: computed from the private data without noise, so on stderr, marked,
+    # and never written to the output
+    err = Console(stderr=True, highlight=False)
+    err.print(f"[dim]NON-PRIVATE (operator only, not in the output): time extract "
+              f"{result.timings['extract_s']:.1f} s, release {result.timings['release_s']:.2f} s[/]")
     if result.skipped:
-        err = Console(stderr=True, highlight=False)
         err.print(f"[yellow]skipped {result.skipped} malformed line(s) (on_error = \"skip\"; "
                   f"operator information, not written to the output). First:[/]")
         for reason in result.skip_reasons:

@@ -25,6 +25,9 @@ from .user_order import check_key, user_order
 
 _NO_RANK = np.zeros(1, dtype=np.int64)
 MISSING_RANK = 2**31 - 1  # items absent from a public priority table rank after all listed ones
+# Δ0 above this is never useful (a user's distinct items are capped at extraction, 100,000 by
+# default) and the thresholds maximise over t = 1..Δ0 in memory
+MAX_ITEMS_PER_USER = 1_000_000
 
 
 
@@ -79,7 +82,8 @@ class Mechanism:
                  sampling: str = "uniform"):
         self._set("epsilon", check_epsilon(epsilon))
         self._set("delta", check_delta(delta))
-        self._set("max_items_per_user", check_positive_int(max_items_per_user, "max_items_per_user"))
+        self._set("max_items_per_user", check_positive_int(
+            max_items_per_user, "max_items_per_user", maximum=MAX_ITEMS_PER_USER))
         self._set("sampling", check_choice(sampling, "sampling", self.sampling_modes))
         self._calibrate()
 

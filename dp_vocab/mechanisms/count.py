@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 
+import dataclasses
 import math
 
 import numpy as np
 
 from ..privacy import calibrate
+from ..privacy.accounting import Stage
 from ..privacy.noise import discrete_laplace
 from .base import Mechanism
 
@@ -55,6 +57,14 @@ class CountLaplace(Mechanism):
 
     def params(self):
         return {**super().params(), "noisy_counts": self.noisy_counts}
+
+    def stage(self, name: str = "selection") -> Stage:
+        st = super().stage(name)
+        if not self.noisy_counts:
+            return st
+        # the published noise is discrete Laplace: its own accounting event, sensitivity Δ0
+        return dataclasses.replace(st, noise="discrete_laplace",
+                                   sensitivity=self.max_items_per_user)
 
     def release_probability(self, weights):
         if not self.noisy_counts:

@@ -7,6 +7,10 @@ zero weights included. We do that exactly, where the published code approximates
 counted exactly (a join of S_{n−1} with itself on the overlapping (n−2)-gram) and the released
 zero-weight candidates are K ~ Binomial(|C_n| − |supp W_n|, Φ(−ρ_n/σ_n)) uniform members of
 C_n \\ supp W_n.
+
+n-grams are tuples of tokens from end to end; they are joined into strings (``joiner``) only to
+hash and to output them. The extractor drops tokens that contain the joiner wherever it forms
+n-grams, so joining is one-to-one and a released string has exactly one level.
 """
 
 from __future__ import annotations
@@ -17,33 +21,36 @@ from collections import defaultdict
 import numpy as np
 from scipy.special import ndtri
 
-from ..extraction import TokenCorpus
-from ..itemsets import ItemSets, Vocabulary
-from ..privacy import calibrate
-from ..privacy.noise import RandomSource, bernoulli, binomial, gaussian_release_probability
-from ..privacy.noise import uniform_below
-from ..privacy.params import check_positive_int
 from ..errors import ParameterError
+from ..extraction import TokenCorpus
+from ..itemsets import ItemSets, Vocabulary, item_hashes
+from ..privacy import calibrate
+from ..privacy.noise import (RandomSource, bernoulli, binomial, gaussian_release_probability,
+                             uniform_below)
+from ..privacy.params import check_positive_int
 from ..release import Release
-from ..itemsets import item_hashes
 from .base import Mechanism, bound_itemsets, spread_weights
 from .user_order import check_key, derive_key
 
-_KEY_BITS = 42
+Gram = tuple[str, ...]   # an n-gram: its tokens
 
 
-def _level_itemsets(corpus: TokenCorpus, cand: np.ndarray, pos_user: np.ndarray, strings_of):
+def _level_itemsets(corpus: TokenCorpus, cand: np.ndarray, pos_user: np.ndarray, names_of):
     """Per-user distinct candidates from per-position candidate keys (−1: none).
 
     Returns (ItemSets over this level's present candidates, their sorted int64 keys)."""
-    valid = cand >= 0
-    combined = (pos_user[valid].astype(np.int64) << _KEY_BITS) | cand[valid]
-    uniq, counts = np.unique(combined, return_counts=True)
-    users = uniq >> _KEY_BITS
-    keys, item_ids = np.unique(uniq & ((1 << _KEY_BITS) - 1), return_inverse=True)
+    valid = np.flatnonzero(cand >= 0)
+    users, keys_at = pos_user[valid].astype(np.int64), cand[valid]
+    order = np.lexsort((keys_at, users))          # by user, then key: any number of users
+    users, keys_at = users[order], keys_at[order]
+    new = np.ones(users.size, dtype=bool)
+    new[1:] = (users[1:] != users[:-1]) | (keys_at[1:] != keys_at[:-1])
+    starts = np.flatnonzero(new)
+    counts = np.diff(np.append(starts, users.size))
+    keys, item_ids = np.unique(keys_at[starts], return_inverse=True)
     indptr = np.zeros(corpus.n_users + 1, dtype=np.int64)
-    np.cumsum(np.bincount(users, minlength=corpus.n_users), out=indptr[1:])
-    vocab = Vocabulary(strings_of(keys))
+    np.cumsum(np.bincount(users[starts], minlength=corpus.n_users), out=indptr[1:])
+    vocab = Vocabulary(names_of(keys))
     return ItemSets(vocab, corpus.user_ids, indptr, item_ids.astype(np.int32),
                     np.minimum(counts, 2 ** 31 - 1)), keys
 
@@ -69,7 +76,7 @@ class DPNE(Mechanism):
 
     def __init__(self, epsilon, delta, max_n=5, max_items_per_user=10, eta=0.01,
                  budget_split="uniform", sampling="top"):
-        self._set("max_n", check_positive_int(max_n, "max_n"))
+        self._set("max_n", check_positive_int(max_n, "max_n", maximum=64))
         if not (isinstance(eta, (int, float)) and 0 < eta < 1):
             raise ParameterError("eta", eta, "a number in (0, 1): the tolerated spurious fraction")
         self._set("eta", float(eta))
@@ -120,14 +127,17 @@ class DPNE(Mechanism):
                              "token sequences (TokenCorpus), not item sets",
                              "Run DPNE through a recipe or extract_sequences().")
 
-    def level_histogram(self, data, n: int, previous: list[str],
+    def level_histogram(self, data, n: int, previous: list,
                         key: bytes) -> dict[str, float]:
-        """Pre-noise level-n weights given the released (n−1)-grams (tests, audits)."""
+        """Pre-noise level-n weights, by joined n-gram, given the released (n−1)-grams as
+        token tuples or joined strings (tests, audits). Private: never for output."""
         levels = self._levels(data)
         if n > 1:
-            levels.set_released_strings(n - 1, sorted(previous))
-        names, w = levels.level_weights(n, self._level_key(check_key(key), n))
-        return dict(zip(names, w.tolist()))
+            grams = [g if isinstance(g, tuple) else tuple(g.split(levels.joiner))
+                     for g in previous]
+            levels.set_released_grams(n - 1, sorted(grams))
+        grams, w = levels.level_weights(n, self._level_key(check_key(key), n))
+        return dict(zip((levels.joiner.join(g) for g in grams), w.tolist()))
 
     def histogram(self, data, key: bytes) -> dict[str, float]:
         return self.level_histogram(data, 1, [], key)
@@ -135,43 +145,37 @@ class DPNE(Mechanism):
     def release(self, data, key: bytes | None = None,
                 random: RandomSource | None = None) -> Release:
         levels = self._levels(data)
+        join_str = levels.joiner.join
         random = random if random is not None else RandomSource()
         key = check_key(key) if key is not None else random.key()
         released_all: list[str] = []
-        per_level = []
-        previous: list[str] = []
+        per_level = []           # released n-grams per length: a function of the release
+        previous: list[Gram] = []
         for n in range(1, self.max_n + 1):
             sigma = self.level_sigmas[n - 1]
-            spurious: list[str] = []
             if n == 1:
                 rho = self.threshold
             else:
-                if not previous:
-                    per_level.append({"n": n, "released": 0, "spurious": 0})
-                    continue
-                if len(previous) >= 2 ** (_KEY_BITS // 2):
-                    raise ParameterError("dpne level", n - 1, f"fewer than {2 ** 21} released "
-                                         "(n−1)-grams", "Lower epsilon or max_items_per_user.")
-                join = CandidateJoin(previous, levels.joiner)
+                join = CandidateJoin(previous)
                 if join.size == 0:
-                    per_level.append({"n": n, "released": 0, "spurious": 0})
+                    per_level.append({"n": n, "released": 0})
                     previous = []
                     continue
                 rho = sigma * float(ndtri(1 - self.eta * min(len(previous) / join.size, 1.0)))
-            names, w = levels.level_weights(n, self._level_key(key, n))
+            grams, w = levels.level_weights(n, self._level_key(key, n))
+            names = [join_str(g) for g in grams]
             order = np.argsort(item_hashes(names), kind="stable")  # same draws on any backend
-            names, w = [names[i] for i in order.tolist()], w[order]
+            grams, w = [grams[i] for i in order.tolist()], w[order]
             keep = bernoulli(gaussian_release_probability(w, rho, sigma), random)
-            kept = [g for g, k in zip(names, keep.tolist()) if k]
-            if n >= 2:
+            kept = [g for g, k in zip(grams, keep.tolist()) if k]
+            if n >= 2:  # zero-weight members of the public domain C_n, exactly
                 p0 = float(gaussian_release_probability(np.zeros(1), rho, sigma)[0])
-                k = binomial(join.size - len(names), p0, random)
-                spurious = join.sample(k, {join.key_of(g) for g in names}, random)
-                kept += spurious
+                k = binomial(join.size - len(grams), p0, random)
+                kept += join.sample(k, {join.key_of(g) for g in grams}, random)
             previous = sorted(kept)
             levels.set_released(n, previous)
-            released_all += kept
-            per_level.append({"n": n, "released": len(kept), "spurious": len(spurious)})
+            released_all += [join_str(g) for g in kept]
+            per_level.append({"n": n, "released": len(kept)})
         return Release(items=sorted(released_all), mechanism=self.registry_name,
                        params=self.params(), epsilon=self.epsilon, delta=self.delta,
                        randomness=random.describe(), privacy=self.privacy(),
@@ -179,44 +183,46 @@ class DPNE(Mechanism):
 
 
 class CandidateJoin:
-    """C_n from the released (n−1)-grams S (public): g with g[:-1] ∈ S and g[1:] ∈ S.
+    """C_n from the released (n−1)-grams S (public, sorted): g with g[:-1] ∈ S and g[1:] ∈ S.
 
-    Candidate key: index(g[:-1])·|S| + index(g[1:]). |C_n| is counted exactly by grouping S by
-    the overlapping (n−2)-gram; ``sample`` draws distinct uniform members by rejection."""
+    Candidate key: index(g[:-1])·|S| + index(g[1:]) (int64 for |S| < 2^31). |C_n| is counted
+    exactly by grouping S by the overlapping (n−2)-gram; ``sample`` draws distinct uniform
+    members by rejection."""
 
-    def __init__(self, prev: list[str], joiner: str):
-        self.prev, self.joiner, self.m = prev, joiner, len(prev)
+    def __init__(self, prev: list[Gram]):
+        if len(prev) >= 2 ** 31:
+            raise ParameterError("dpne level size", "2^31 or more released n-grams",
+                                 "fewer than 2^31", "Lower epsilon or max_items_per_user.")
+        self.prev, self.m = prev, len(prev)
         self.index = {g: i for i, g in enumerate(prev)}
         by_suffix, by_prefix = defaultdict(list), defaultdict(list)
         for idx, g in enumerate(prev):
-            parts = g.split(joiner)
-            by_suffix[joiner.join(parts[1:])].append(idx)
-            by_prefix[joiner.join(parts[:-1])].append(idx)
+            by_suffix[g[1:]].append(idx)
+            by_prefix[g[:-1]].append(idx)
         self.blocks = [(by_suffix[k], by_prefix[k]) for k in sorted(set(by_suffix) & set(by_prefix))]
         sizes = np.array([len(a) * len(b) for a, b in self.blocks], dtype=np.int64)
         self.cum = np.cumsum(sizes)
         self.size = int(self.cum[-1]) if sizes.size else 0
 
-    def key_of(self, gram: str) -> int:
-        head, _, last = gram.rpartition(self.joiner)
-        first, _, tail = gram.partition(self.joiner)
-        return self.index[head] * self.m + self.index[tail]
+    def key_of(self, gram: Gram) -> int:
+        """The key of a member of C_n (its prefix and suffix are in S by construction)."""
+        return self.index[gram[:-1]] * self.m + self.index[gram[1:]]
 
-    def name_of(self, a: int, b: int) -> str:
-        return self.prev[a] + self.joiner + self.prev[b].rsplit(self.joiner, 1)[-1]
+    def gram_of(self, key: int) -> Gram:
+        a, b = divmod(int(key), self.m)
+        return self.prev[a] + self.prev[b][-1:]
 
-    def sample(self, k: int, exclude: set, random: RandomSource) -> list[str]:
-        chosen: dict[int, str] = {}
+    def sample(self, k: int, exclude: set, random: RandomSource) -> list[Gram]:
+        chosen: dict[int, Gram] = {}
         while len(chosen) < k:
             for r in uniform_below(self.size, 2 * (k - len(chosen)), random).tolist():
                 blk = int(np.searchsorted(self.cum, r, side="right"))
                 off = r - (int(self.cum[blk - 1]) if blk else 0)
                 a_ids, b_ids = self.blocks[blk]
-                a, b = a_ids[off // len(b_ids)], b_ids[off % len(b_ids)]
-                key = a * self.m + b
+                key = a_ids[off // len(b_ids)] * self.m + b_ids[off % len(b_ids)]
                 if key in exclude or key in chosen:
                     continue
-                chosen[key] = self.name_of(a, b)
+                chosen[key] = self.gram_of(key)
                 if len(chosen) == k:
                     break
         return list(chosen.values())
@@ -232,44 +238,47 @@ class _LocalLevels:
         # position i's sequence end, to keep n-grams inside their sequence
         self.seq_end = np.repeat(corpus.seq_ptr[1:], np.diff(corpus.seq_ptr))
         self.s_prev: np.ndarray | None = None   # id in S_{n−1} of the (n−1)-gram at i, or −1
-        self.prev: list[str] = []
+        self.prev: list[Gram] = []
+        self._cand = np.zeros(0, dtype=np.int64)
 
-    def level_weights(self, n: int, key: bytes) -> tuple[list[str], np.ndarray]:
+    def level_weights(self, n: int, key: bytes) -> tuple[list[Gram], np.ndarray]:
         """Positive level-n weights (user weights 1/√k on ≤ Δ0 candidates each)."""
-        strings = self.corpus.vocab.strings
+        strings, join_str = self.corpus.vocab.strings, self.joiner.join
         if n == 1:
             cand = self.corpus.tokens.astype(np.int64)
-            name = lambda keys: [strings[int(k)] for k in keys]  # noqa: E731
+            grams_of = lambda keys: [(strings[int(k)],) for k in keys]  # noqa: E731
         else:
             s, m = self.s_prev, len(self.prev)
             cand = np.full(s.size, -1, dtype=np.int64)
             i = np.arange(s.size - 1)
             ok = (s[:-1] >= 0) & (s[1:] >= 0) & (i + n <= self.seq_end[:-1])
             cand[:-1][ok] = s[:-1][ok] * m + s[1:][ok]
-            join = CandidateJoin(self.prev, self.joiner)
-            name = lambda keys: [join.name_of(int(k) // m, int(k) % m) for k in keys]  # noqa: E731
+            join = CandidateJoin(self.prev)
+            grams_of = lambda keys: [join.gram_of(k) for k in keys]  # noqa: E731
         self._cand = cand
-        level, _ = _level_itemsets(self.corpus, cand, self.pos_user, name)
+        level, keys = _level_itemsets(self.corpus, cand, self.pos_user,
+                                      lambda keys: [join_str(g) for g in grams_of(keys)])
         b = bound_itemsets(level, key, self.mech.max_items_per_user,
                            mode=0 if self.mech.sampling == "uniform" else 1)
         w = spread_weights(b, len(level.vocab), 0.5)
         pos = np.flatnonzero(w > 0)
-        return [level.vocab[int(i)] for i in pos], w[pos]
+        return grams_of(keys[pos]), w[pos]
 
-    def set_released(self, n: int, grams: list[str]) -> None:
-        """S_n (sorted strings): mark the positions whose n-gram was released."""
+    def set_released(self, n: int, grams: list[Gram]) -> None:
+        """S_n (sorted token tuples, members of the level last weighed): mark the positions
+        whose n-gram was released."""
         if n == 1:  # keys are token ids: a lookup table
             table = np.full(len(self.corpus.vocab), -1, dtype=np.int64)
-            ids = np.array([self.corpus.vocab.get(g, -1) for g in grams], dtype=np.int64)
+            ids = np.array([self.corpus.vocab.get(g[0], -1) for g in grams], dtype=np.int64)
             table[ids[ids >= 0]] = np.flatnonzero(ids >= 0)
             s = table[self.corpus.tokens]
         else:
-            join = CandidateJoin(self.prev, self.joiner)
+            join = CandidateJoin(self.prev)  # grams are members of C_n: keys, then positions
             keys = np.array([join.key_of(g) for g in grams], dtype=np.int64)
             cand = self._cand
             s = np.full(cand.size, -1, dtype=np.int64)
             valid = np.flatnonzero(cand >= 0)
-            if keys.size and valid.size:
+            if valid.size:
                 order = np.argsort(keys)
                 sorted_keys = keys[order]
                 idx = np.minimum(np.searchsorted(sorted_keys, cand[valid]), sorted_keys.size - 1)
@@ -277,12 +286,14 @@ class _LocalLevels:
                 s[valid[hit]] = order[idx[hit]]
         self.s_prev, self.prev = s, list(grams)
 
-    def set_released_strings(self, n: int, grams: list[str]) -> None:
-        """Set S_n from strings directly (tests): a slow pass over all positions."""
-        toks, strings, j = self.corpus.tokens, self.corpus.vocab.strings, self.joiner
+    def set_released_grams(self, n: int, grams: list[Gram]) -> None:
+        """Set S_n to any sorted token tuples (tests, audits): a slow pass over all positions."""
+        if n == 1:
+            return self.set_released(1, grams)
+        toks, strings = self.corpus.tokens, self.corpus.vocab.strings
         index = {g: i for i, g in enumerate(grams)}
         s = np.full(toks.size, -1, dtype=np.int64)
         for i in range(toks.size - n + 1):
             if i + n <= self.seq_end[i]:
-                s[i] = index.get(j.join(strings[t] for t in toks[i:i + n]), -1)
+                s[i] = index.get(tuple(strings[t] for t in toks[i:i + n]), -1)
         self.s_prev, self.prev = s, list(grams)

@@ -37,7 +37,7 @@ class DPSIPS(Mechanism):
 
     def __init__(self, epsilon, delta, max_items_per_user=100, rounds=3, allocation=0.3,
                  sampling="uniform"):
-        self._set("rounds", check_positive_int(rounds, "rounds"))
+        self._set("rounds", check_positive_int(rounds, "rounds", maximum=64))
         if not (isinstance(allocation, (int, float)) and 0 < allocation <= 1):
             raise ParameterError("allocation", allocation, "a number in (0, 1]")
         self._set("allocation", float(allocation))

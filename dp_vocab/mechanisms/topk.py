@@ -36,7 +36,7 @@ class TopK(Mechanism):
     def __init__(self, epsilon, delta, k, candidates="policy_gaussian", candidate_budget=0.5,
                  max_items_per_user=100):
         from . import MECHANISMS
-        self._set("k", check_positive_int(k, "k"))
+        self._set("k", check_positive_int(k, "k", maximum=10_000_000))
         if candidates not in MECHANISMS or candidates in ("top_k", "dpne", "gw_kt"):
             raise ParameterError("candidates", candidates, "a set-union mechanism name such as "
                                  "'policy_gaussian' or 'weighted_gaussian'")

@@ -140,15 +140,56 @@ def uniform_below(n: int, size: int, source: RandomSource) -> np.ndarray:
     return (out[:size] % np.uint64(n)).astype(np.int64)
 
 
+def geometric_failures(p: float, size: int, limit: int, source: RandomSource) -> np.ndarray:
+    """``size`` iid counts of failures before the first success, P(success) = p, with every value
+    ≥ ``limit`` reported as ``limit`` (the caller only needs to know it is that large).
+
+    Exact from Bernoulli draws in O(log limit) words each: a geometric's binary digits are
+    independent, P(bit k = 1) = r_k/(1 + r_k) with r_k = (1−p)^(2^k), and G ≥ 2^K (some bit
+    ≥ K set) has probability (1−p)^(2^K). With 2^K ≥ limit the low K bits and that one event
+    decide the clipped value.
+    """
+    if not 0.0 < p <= 1.0:
+        raise ValueError(f"geometric_failures: p must be in (0, 1], got {p}")
+    if p == 1.0:
+        return np.zeros(size, dtype=np.int64)
+    log_q = float(np.log1p(-p))
+    bits = max(int(limit - 1).bit_length(), 1)        # 2^bits ≥ limit
+    out = np.zeros(size, dtype=np.int64)
+    for k in range(bits):
+        r = np.exp(log_q * 2.0 ** k)
+        out += bernoulli(np.full(size, r / (1.0 + r)), source).astype(np.int64) << k
+    beyond = bernoulli(np.full(size, np.exp(log_q * 2.0 ** bits)), source)
+    out[beyond | (out >= limit)] = limit
+    return out
+
+
 def binomial(n: int, p: float, source: RandomSource) -> int:
-    """Binomial(n, p): exact Bernoulli draws for n ≤ 2^22, else numpy's sampler seeded from
-    ``source`` (the output is an integer count; its distribution matches to double precision)."""
-    if n <= 0 or p <= 0:
+    """Binomial(n, p), exact for any n < 2^62: successes are located by skipping over runs of
+    failures with exact geometric draws (``geometric_failures``), so the cost grows with the
+    number of successes min(p, 1−p)·n, not with n."""
+    n = int(n)
+    if n <= 0 or p <= 0.0:
         return 0
-    if n <= 2 ** 22:
-        return int(bernoulli(np.full(n, p), source).sum())
-    gen = np.random.Generator(np.random.PCG64(source.words(2)))
-    return int(gen.binomial(n, p))
+    if p >= 1.0:
+        return n
+    if n >= 2 ** 62:
+        raise ValueError(f"binomial: n must be below 2^62, got {n}")
+    if p > 0.5:
+        return n - binomial(n, 1.0 - p, source)
+    successes, used = 0, 0          # trials consumed so far
+    while True:
+        rest = n - used
+        if rest <= 0:
+            return successes
+        mean = rest * p
+        batch = int(mean + 6.0 * mean ** 0.5 + 16)
+        gaps = geometric_failures(p, batch, rest, source).tolist()
+        for g in gaps:              # the next success is trial used + g, if g < n − used
+            if g >= n - used:       # (clipped draws are ≥ the rest at the batch's start)
+                return successes
+            used += g + 1
+            successes += 1
 
 
 def gumbel(scale: float, n: int, source: RandomSource) -> np.ndarray:

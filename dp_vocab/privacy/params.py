@@ -28,14 +28,17 @@ def check_delta(delta: object, name: str = "delta", upper: float = 0.5) -> float
     return d
 
 
-def check_positive_int(value: object, name: str, minimum: int = 1) -> int:
+def check_positive_int(value: object, name: str, minimum: int = 1,
+                       maximum: int | None = None) -> int:
+    allowed = f"an integer >= {minimum}" if maximum is None else \
+        f"an integer from {minimum} to {maximum:,}"
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         if isinstance(value, float) and value.is_integer():
             value = int(value)
         else:
-            raise ParameterError(name, value, f"an integer >= {minimum}")
-    if int(value) < minimum:
-        raise ParameterError(name, value, f"an integer >= {minimum}")
+            raise ParameterError(name, value, allowed)
+    if int(value) < minimum or (maximum is not None and int(value) > maximum):
+        raise ParameterError(name, value, allowed)
     return int(value)
 
 

@@ -14,7 +14,10 @@ class ItemExtractor:
 
     Normalisation: Unicode NFKC, then lower-casing (both optional). A token longer than
     ``max_length`` characters is dropped and splits the token stream, so no n-gram spans it.
-    N-grams never cross document boundaries; their tokens are joined by ``joiner``.
+    N-grams never cross document boundaries; their tokens are joined by ``joiner``. Wherever
+    tokens are joined (n_max > 1, and the token runs of level-wise n-gram mechanisms), a token
+    that contains the joiner is dropped the same way, so that a joined string has exactly one
+    reading ("a_b" + "c" and "a" + "b_c" would both give "a_b_c" with joiner "_").
     """
 
     def __init__(self, tokenizer: Callable[[str], list[str]], n_min: int = 1, n_max: int = 1,
@@ -40,15 +43,19 @@ class ItemExtractor:
             text = unicodedata.normalize("NFKC", text)
         return text.lower() if self.lowercase else text
 
+    def _breaks(self, token: str) -> bool:
+        return len(token) > self.max_length or self.joiner in token
+
     def runs(self, text: str) -> list[list[str]]:
-        """Normalised tokens of one document, split where an over-long token was dropped."""
+        """Normalised tokens of one document, split where an over-long token or a token
+        holding the joiner was dropped."""
         tokens = self.tokenizer(self.normalize(text))
-        m = self.max_length
-        if not any(len(t) > m for t in tokens):
+        breaks = self._breaks
+        if not any(breaks(t) for t in tokens):
             return [tokens] if tokens else []
         runs, run = [], []
         for t in tokens:
-            if len(t) > m:
+            if breaks(t):
                 if run:
                     runs.append(run)
                 run = []

@@ -1,0 +1,108 @@
+"""Everything a run writes or prints is post-processing of the release.
+
+For every mechanism (and the count routes), neighbouring corpora D (with user X) and D' (without)
+are each run many times with fresh OS randomness. Whenever the same release — released items and
+any paid-for noisy counts — is seen under both, every output file and the console summary must
+be byte-for-byte identical. A record that depends on the data beyond the release (a count of
+spurious items, a union size, the number of users, timings...) makes two such records differ.
+
+The corpora make coincidences likely: a few items every user holds (released almost surely),
+X's own item (released with probability about δ) and, for DPNE, a bigram only X holds.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from dp_vocab.cli.display import summary_table
+from dp_vocab.recipes import run_recipe
+
+pytestmark = pytest.mark.slow
+
+RUNS = 24  # per dataset; each case must see at least one release under both D and D'
+# DPNE: "b b" is released in ≈ 21% of runs on D and ≈ 11% on D' (as a zero-weight candidate);
+# 60 runs see both with probability ≈ 0.999, so a record that tells them apart is caught
+RUNS_DPNE = 60
+
+BASE = {
+    "run": {"seed": None, "key": None},
+    "corpus": {"@readers": "dp_vocab.jsonl.v1", "path": None},
+    "items": {"@extractors": "dp_vocab.items.v1", "tokenizer": {"@tokenizers": "dp_vocab.regex.v1"}},
+}
+
+
+def mech(name, **kw):
+    return {"@mechanisms": f"dp_vocab.{name}.v1", "epsilon": 4.0, "delta": 1e-5, **kw}
+
+
+def _public(tmp_path):
+    p = tmp_path / "public.tsv"
+    p.write_text("the\t100\ncat\t50\nsat\t10\n", encoding="utf-8")
+    return str(p)
+
+
+CASES = {
+    "count_laplace": lambda t: {"mechanism": mech("count_laplace", max_items_per_user=3)},
+    "count_laplace_noisy": lambda t: {"mechanism": mech("count_laplace", epsilon=30.0,
+                                                        max_items_per_user=3, noisy_counts=True)},
+    "count_gaussian": lambda t: {"mechanism": mech("count_gaussian", max_items_per_user=3)},
+    "weighted_laplace": lambda t: {"mechanism": mech("weighted_laplace")},
+    "weighted_gaussian": lambda t: {"mechanism": mech("weighted_gaussian")},
+    "policy_laplace": lambda t: {"mechanism": mech("policy_laplace")},
+    "policy_gaussian": lambda t: {"mechanism": mech("policy_gaussian")},
+    "gw": lambda t: {"mechanism": mech("gw")},
+    "gw_kt": lambda t: {"mechanism": mech("gw_kt", public_frequencies=_public(t))},
+    "partition_optimal": lambda t: {"mechanism": mech("partition_optimal")},
+    "dp_sips": lambda t: {"mechanism": mech("dp_sips")},
+    "top_k": lambda t: {"mechanism": mech("top_k", k=2)},
+    "counts_stage": lambda t: {"mechanism": mech("policy_gaussian"),
+                               "counts": {"@counts": "dp_vocab.discrete_laplace_counts.v1",
+                                          "epsilon": 12.0, "max_items_per_user": 1,
+                                          "max_count": 1}},
+    "dpne": lambda t: {"mechanism": mech("dpne", epsilon=3.0, max_n=2, eta=0.2)},
+}
+
+
+def corpus_lines(case: str, with_x: bool) -> list[dict]:
+    if case == "dpne":  # the reviewers' repro: "b b" is held by X alone
+        docs = [{"user": f"u{i}", "text": "a b a a"} for i in range(200)]
+        return docs + ([{"user": "x", "text": "b b"}] if with_x else [])
+    docs = [{"user": f"u{i}", "text": "the cat sat"} for i in range(300)]
+    return docs + ([{"user": "x", "text": "xylophonist zebu"}] if with_x else [])
+
+
+def record_of(out: Path, result) -> str:
+    files = {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*"))
+             if p.is_file()}
+    console = Console(file=io.StringIO(), width=200, color_system=None)
+    console.print(summary_table(result))
+    return json.dumps({k: v.decode("utf-8", "replace") for k, v in files.items()}) + \
+        console.file.getvalue()
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_same_release_same_record_on_neighbouring_datasets(tmp_path, case):
+    corpus = tmp_path / "corpus.jsonl"   # one path for D and D': the recipe records it
+    out = tmp_path / "out"
+    recipe = {**BASE, **CASES[case](tmp_path)}
+    recipe["corpus"] = {**recipe["corpus"], "path": str(corpus)}
+    seen: dict[str, dict[str, set]] = defaultdict(lambda: defaultdict(set))
+    for with_x in (True, False):
+        corpus.write_text("\n".join(json.dumps(d) for d in corpus_lines(case, with_x)) + "\n",
+                          encoding="utf-8")
+        for _ in range(RUNS_DPNE if case == "dpne" else RUNS):
+            res = run_recipe(recipe, out, force=True)
+            rel = res.release
+            release = json.dumps([rel.items, rel.counts and sorted(rel.counts.items())])
+            seen[release]["D" if with_x else "D'"].add(record_of(out, res))
+    shared = {r: v for r, v in seen.items() if len(v) == 2}
+    assert shared, f"{case}: no release seen under both D and D' (the test would be vacuous)"
+    for release, records in shared.items():
+        assert len(records["D"] | records["D'"]) == 1, (
+            f"{case}: release {release[:80]} has different records on D and D'")
