@@ -71,13 +71,16 @@ def test_users_spread_over_several_files_are_grouped(tmp_path):
         with open(tmp_path / f"part{i}.jsonl", "w", encoding="utf-8") as g:
             g.writelines(lines[i::3])
     pattern = tmp_path / "part*.jsonl"
-    extractor = ItemExtractor(RegexTokenizer())
+    # a small per-user distinct cap, applied while the users' parts are merged on the cluster
+    extractor = ItemExtractor(RegexTokenizer(), max_distinct_per_user=25)
     local = LocalBackend().load(JsonlReader(pattern), extractor)
+    assert max(len(local.row(i)[0]) for i in range(local.n_users)) == 25
     backend = DaskBackend(n_workers=2)
     try:
         remote = backend.load(JsonlReader(pattern), extractor)
         m = make_mechanism("count_gaussian", epsilon=2.0, delta=1e-5, max_items_per_user=30)
         assert m.histogram(local, KEY) == m.histogram(remote, KEY)
+        assert max(len(c) for _, c in remote.bag.compute()) == 25
     finally:
         backend.close()
 
