@@ -14,7 +14,8 @@ import numpy as np
 
 from .errors import ParameterError
 from .itemsets import ItemSets
-from .mechanisms.base import MAX_ITEMS_PER_USER, bound_itemsets
+from .bounding import Bounding, Priority
+from .mechanisms.base import MAX_ITEMS_PER_USER
 from .privacy.accounting import Stage, zcdp_rho_for
 from .privacy.noise import RandomSource, discrete_gaussian, discrete_laplace
 from .privacy.params import check_delta, check_epsilon, check_positive_int
@@ -42,7 +43,8 @@ class CountRelease:
         ids = np.array([vocab.id(w) for w in items], dtype=np.int64)
         in_v = np.zeros(len(vocab), dtype=bool)
         in_v[ids] = True
-        b = bound_itemsets(itemsets.restrict_items(in_v), key, self.max_items_per_user, mode=1)
+        b = itemsets.restrict_items(in_v).bounded_rows(
+            key, Bounding(self.max_items_per_user, Priority.OWN_COUNT)).bounded
         contrib = np.minimum(b.counts, self.max_count).astype(np.float64)
         sums = np.bincount(b.items, weights=contrib, minlength=len(vocab))
         return np.rint(sums[ids]).astype(np.int64)

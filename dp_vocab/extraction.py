@@ -6,6 +6,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 
 from .itemsets import ItemSets, ItemSetsBuilder
+from .sequences import TokenCorpus
 
 
 def extract_itemsets(documents: Iterable[tuple[object, str]], extractor: Callable[[str], list[str]],
@@ -22,47 +23,6 @@ def extract_itemsets(documents: Iterable[tuple[object, str]], extractor: Callabl
     if on_progress is not None:
         on_progress()
     return builder.build()  # items: int32 ids, CSR by user, with the user's own counts
-
-
-class TokenCorpus:
-    """Token-id sequences by user, for level-wise n-gram mechanisms (DPNE).
-
-    ``tokens`` (int32 ids into ``vocab``), ``seq_ptr`` (int64 offsets of sequences: a document,
-    or a run of it between dropped over-long tokens), ``seq_user`` (int32 user row per sequence).
-    Private data, like ItemSets.
-    """
-
-    __slots__ = ("vocab", "user_ids", "tokens", "seq_ptr", "seq_user", "joiner")
-
-    def __init__(self, vocab, user_ids, tokens, seq_ptr, seq_user, joiner=" "):
-        import numpy as np
-        self.vocab, self.user_ids, self.joiner = vocab, list(user_ids), joiner
-        self.tokens = np.asarray(tokens, dtype=np.int32)
-        self.seq_ptr = np.asarray(seq_ptr, dtype=np.int64)
-        self.seq_user = np.asarray(seq_user, dtype=np.int32)
-
-    @property
-    def n_users(self) -> int:
-        return len(self.user_ids)
-
-    def without_users(self, user_ids) -> "TokenCorpus":
-        import numpy as np
-        gone = set(user_ids)
-        drop = {i for i, u in enumerate(self.user_ids) if u in gone}
-        keep_users = [i for i in range(self.n_users) if i not in drop]
-        remap = np.full(self.n_users, -1, dtype=np.int64)
-        remap[keep_users] = np.arange(len(keep_users))
-        keep_seq = np.flatnonzero(remap[self.seq_user] >= 0)
-        lengths = np.diff(self.seq_ptr)[keep_seq]
-        ptr = np.zeros(keep_seq.size + 1, dtype=np.int64)
-        np.cumsum(lengths, out=ptr[1:])
-        take = np.concatenate([np.arange(self.seq_ptr[s], self.seq_ptr[s + 1]) for s in keep_seq]) \
-            if keep_seq.size else np.zeros(0, np.int64)
-        return TokenCorpus(self.vocab, [self.user_ids[i] for i in keep_users], self.tokens[take],
-                           ptr, remap[self.seq_user[keep_seq]], self.joiner)
-
-    def __repr__(self) -> str:
-        return "<TokenCorpus (private data)>"
 
 
 def extract_sequences(documents: Iterable[tuple[object, str]], extractor,

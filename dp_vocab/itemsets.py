@@ -14,25 +14,29 @@ from collections.abc import Hashable, Iterable, Iterator
 
 import numpy as np
 
-from .errors import CorpusError
+from .bounding import (Bounding, BoundedRows, ItemWeights, NgramLevels, Weighting, bound,
+                       string_ties, user_weights)
+from .errors import CorpusError, ParameterError
 
 
-def item_hashes(strings) -> np.ndarray:
-    """The unkeyed 64-bit hash (blake2b) of each item's UTF-8 bytes, as uint64."""
-    buf = b"".join(hashlib.blake2b(s.encode("utf-8", "surrogatepass"), digest_size=8).digest()
-                   for s in strings)
+def item_hashes(strings, person: bytes = b"") -> np.ndarray:
+    """The unkeyed 64-bit hash (blake2b) of each item's UTF-8 bytes, as uint64. Another
+    ``person`` gives an independent hash (a second word where 64 bits must identify items)."""
+    buf = b"".join(hashlib.blake2b(s.encode("utf-8", "surrogatepass"), digest_size=8,
+                                   person=person).digest() for s in strings)
     return np.frombuffer(buf, dtype=np.uint64).copy()
 
 
 class Vocabulary:
     """A bijection between item strings and dense ids 0..n-1, in first-seen order."""
 
-    __slots__ = ("_strings", "_index", "_hashes")
+    __slots__ = ("_strings", "_index", "_hashes", "_ties")
 
     def __init__(self, strings: Iterable[str] = ()):
         self._strings: list[str] = []
         self._index: dict[str, int] = {}
         self._hashes: np.ndarray | None = None
+        self._ties: np.ndarray | None = None
         for s in strings:
             self.add(s)
 
@@ -41,7 +45,7 @@ class Vocabulary:
         if i is None:
             i = self._index[item] = len(self._strings)
             self._strings.append(item)
-            self._hashes = None
+            self._hashes = self._ties = None
         return i
 
     def __len__(self) -> int:
@@ -79,6 +83,12 @@ class Vocabulary:
         if self._hashes is None or len(self._hashes) != len(self._strings):
             self._hashes = item_hashes(self._strings)
         return self._hashes
+
+    def ties(self) -> np.ndarray:
+        """Tie-breaks for items sharing a hash (``bounding.string_ties``), cached."""
+        if self._ties is None:
+            self._ties = string_ties(self._strings, self.hashes())
+        return self._ties
 
 
 class ItemSets:
@@ -156,6 +166,39 @@ class ItemSets:
             if rows_arr.size else np.zeros(0, np.int64)
         return ItemSets(self.vocab, [self.user_ids[r] for r in rows], indptr,
                         self.items[take], self.counts[take])
+
+    # -- what mechanisms ask of user data (the ``bounding.UserData`` protocol) ------------------
+    def bounded_rows(self, key: bytes, bounding: Bounding) -> BoundedRows:
+        hashes = self.vocab.hashes()
+        b = bound(self.user_ids, self.indptr, self.items, self.counts, self.vocab.strings,
+                  hashes, self.vocab.ties(), key, bounding)
+        strings = self.vocab.strings
+        return BoundedRows(b, hashes, lambda ids: [strings[i] for i in ids.tolist()])
+
+    def weight_sums(self, key: bytes, bounding: Bounding, weighting: Weighting,
+                    exclude: frozenset[str] = frozenset()) -> ItemWeights:
+        data = self
+        if exclude:
+            keep = np.ones(len(self.vocab), dtype=bool)
+            gone = [self.vocab.get(w) for w in exclude]
+            keep[[i for i in gone if i is not None]] = False
+            data = self.restrict_items(keep)
+        w = user_weights(data.bounded_rows(key, bounding).bounded, len(self.vocab), weighting)
+        cand = np.flatnonzero(w > 0)
+        strings = self.vocab.strings
+        return ItemWeights([strings[i] for i in cand.tolist()], self.vocab.hashes()[cand], w[cand])
+
+    def holder_counts(self, items) -> np.ndarray:
+        ids = np.array([self.vocab.get(w, -1) for w in items], dtype=np.int64)
+        held = np.bincount(self.items, minlength=len(self.vocab) + 1).astype(np.float64)
+        return held[ids]   # id −1 (not held here) reads the spare last cell: 0
+
+    def ngram_levels(self, bounding: Bounding) -> NgramLevels:
+        raise ParameterError("mechanism input", "item sets",
+                             "token sequences (a level-wise n-gram mechanism reads each "
+                             "document as runs of tokens)",
+                             "Run it through a recipe, or build its input with "
+                             "dp_vocab.extract_sequences().")
 
     def __repr__(self) -> str:  # no private statistics in reprs that may end up in logs
         return "<ItemSets (private data)>"

@@ -69,6 +69,7 @@ def published_gw(epsilon: float, delta: float, alpha: float = 3.0):
     a candidate (zero weights included), threshold ρ_GW = 1 − ln(2δ)/ε. NOT DP (§4.4 (A))."""
     import math
 
+    from dp_vocab.mechanisms.base import MAX_ITEMS_PER_USER
     from dp_vocab.mechanisms.greedy import GW
 
     class PublishedGW(GW):
@@ -80,4 +81,5 @@ def published_gw(epsilon: float, delta: float, alpha: float = 3.0):
             self._set("threshold", rho)
             self._set("cutoff", rho + self.alpha / self.epsilon)
 
-    return PublishedGW(epsilon, delta, max_items_per_user=10 ** 9, alpha=alpha)
+    # "no cap": the largest Δ0 we accept, far above any audit's canary size
+    return PublishedGW(epsilon, delta, max_items_per_user=MAX_ITEMS_PER_USER, alpha=alpha)

@@ -183,7 +183,7 @@ def test_dpne_level_sets_hold_any_number_of_users():
     """Per-user candidate sets once packed (user << 42 | key): users ≥ 2^21 overflowed."""
     from types import SimpleNamespace
 
-    from dp_vocab.mechanisms.ngrams import _level_itemsets
+    from dp_vocab.sequences import _level_itemsets
     n_users = 2 ** 22 + 3
     corpus = SimpleNamespace(n_users=n_users, user_ids=range(n_users))
     pos_user = np.array([0, n_users - 1, n_users - 1, 2 ** 21, 0], dtype=np.int64)

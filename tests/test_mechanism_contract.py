@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from dp_vocab import ItemSets, make_mechanism
 from dp_vocab.mechanisms import MECHANISMS
-from dp_vocab.mechanisms.user_order import user_order
+from dp_vocab.bounding import user_order
 from dp_vocab.privacy.noise import RandomSource
 
 ALPHABET = [f"w{i}" for i in range(10)]

@@ -1,53 +1,27 @@
-"""The Dask backend: reading, tokenizing, per-user grouping, bounding and the sums of parallel
-mechanisms run as Dask tasks; sequential policies get the users' bounded item lists streamed to
-the driver in keyed-hash order (never raw text).
-
-Bounding here reproduces ``_kernels.bound_rows`` exactly (same keyed seeds, same item hashes, the
-Δ0 smallest (priority, random key) pairs), so histograms equal the local ones for a fixed key (up
-to float summation order for fractional weights).
+"""The Dask backend: user data lives on the cluster as one small ``ItemSets`` (or
+``TokenCorpus``) per partition, and every question a mechanism asks (``bounding.UserData``) is
+answered by asking each partition the same question, with the same code as locally, and
+combining the answers: sums are added, bounded rows are merged in keyed order (order keys and
+item hashes only: no text leaves the workers for them). One implementation of the privacy core,
+two engines: for a fixed key the histograms equal the local ones (integer sums bit for bit,
+fractional sums up to summation order).
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 
 import numpy as np
 
+from ..bounding import (Bounded, Bounding, BoundedRows, ItemWeights, Weighting, keyed_order,
+                        user_keys)
 from ..errors import ParameterError
-from ..itemsets import item_hashes
-from ..mechanisms.base import MISSING_RANK, Bounded
-from ..mechanisms.user_order import user_digest
-
-from ..mechanisms._kernels import _M1, _M2, _M3  # the same mix as bound_rows
+from ..itemsets import ItemSets, ItemSetsBuilder, item_hashes
+from ..sequences import Gram, TokenCorpus
 
 
-def _splitmix64(x: np.ndarray) -> np.ndarray:
-    with np.errstate(over="ignore"):
-        z = x + _M1
-        z = (z ^ (z >> np.uint64(30))) * _M2
-        z = (z ^ (z >> np.uint64(27))) * _M3
-    return z ^ (z >> np.uint64(31))
-
-
-def bound_user(items: list[str], counts: list[int], seed: int, max_items: int, mode: int,
-               ordered: bool, ranks: dict | None) -> list[str]:
-    """One user's kept items, as ``bound_rows`` keeps them (priority order when ``ordered``)."""
-    n = len(items)
-    if n <= max_items and not ordered:
-        return list(items)
-    mixed = _splitmix64(item_hashes(items))
-    rand = mixed if ordered else _splitmix64(np.uint64(seed) ^ mixed)
-    prim = np.zeros(n, dtype=np.uint64)
-    if mode != 0:
-        prim = np.uint64(0xFFFFFFFF) - np.minimum(np.asarray(counts, dtype=np.uint64),
-                                                  np.uint64(0xFFFFFFFF))
-        if mode == 2:
-            r = np.array([ranks.get(w, MISSING_RANK) for w in items], dtype=np.uint64)
-            prim |= r << np.uint64(32)
-    keep = np.lexsort((rand, prim))[:max_items]
-    return [items[i] for i in keep.tolist()]
-
-
+# -- loading: documents → per-user data → one ItemSets / TokenCorpus per partition ----------
 def _read_file(path: str, reader_args: dict):
     from ..corpora import JsonlReader
     return list(JsonlReader(path, **reader_args))
@@ -86,57 +60,6 @@ def _merger(cap: int | None):
     return merge
 
 
-def _bounded_partition(part, key, spec):
-    """Per user: 3 order words (the 24-byte keyed-hash order key), kept-item count, kept-item
-    hashes in priority order. Arrays only: no strings leave the worker."""
-    max_items, mode, ordered, ranks = spec
-    words, lengths, hashes = [], [], []
-    for user, counts in part:
-        order_key, seed = user_digest(user, key)
-        items = list(counts)
-        kept = bound_user(items, [counts[w] for w in items], seed, max_items, mode, ordered, ranks)
-        words.append(order_key)
-        lengths.append(len(kept))
-        hashes.append(item_hashes(kept))
-    return [(np.frombuffer(b"".join(words), dtype=">u8").reshape(-1, 3).astype(np.uint64),
-             np.asarray(lengths, dtype=np.int64),
-             np.concatenate(hashes) if hashes else np.zeros(0, np.uint64))]
-
-
-def _strings_partition(part, wanted):
-    found = {}
-    for _, counts in part:
-        for w in counts:
-            if w not in found:
-                h = int(item_hashes([w])[0])
-                if h in wanted:
-                    found[w] = h
-    return [{h: w for w, h in found.items()}]
-
-
-def _merge_maps(parts):
-    out: dict = {}
-    for d in parts:
-        out.update(d)
-    return out
-
-
-def _sum_partition(part, key, spec, kind, exclude):
-    sums: dict = {}
-    for user, counts in part:
-        if exclude:
-            counts = {w: c for w, c in counts.items() if w not in exclude}
-        _, seed = user_digest(user, key)
-        items = list(counts)
-        kept = bound_user(items, [counts[w] for w in items], seed, *spec)
-        if not kept:
-            continue
-        add = 1.0 if kind == "count" else len(kept) ** -kind[1]
-        for w in kept:
-            sums[w] = sums.get(w, 0.0) + add
-    return [sums]
-
-
 def _runs(docs, extractor):
     per_user: dict = {}
     for user, text in docs:
@@ -144,155 +67,185 @@ def _runs(docs, extractor):
     return list(per_user.items())
 
 
-def _level_partition(part, n, prev, key, max_items, mode, joiner):
-    """DPNE level n on one partition: each user's candidate n-grams (token tuples whose prefix
-    and suffix are released (n−1)-grams), capped to Δ0, weight 1/√k each; summed per n-gram."""
-    join = joiner.join
-    sums: dict = {}
-    for user, runs in part:
-        c: Counter = Counter()
-        for run in runs:
-            if n == 1:
-                c.update((t,) for t in run)
-                continue
-            for i in range(len(run) - n + 1):
-                g = tuple(run[i:i + n])
-                if g[:-1] in prev and g[1:] in prev:
-                    c[g] += 1
-        if not c:
-            continue
-        _, seed = user_digest(user, key)
-        grams = list(c)
-        names = [join(g) for g in grams]   # hashed as the local backend hashes them
-        kept = bound_user(names, [c[g] for g in grams], seed, max_items, mode, False, None)
-        add = len(kept) ** -0.5
-        gram_of = dict(zip(names, grams))
-        for w in kept:
-            g = gram_of[w]
-            sums[g] = sums.get(g, 0.0) + add
-    return [sums]
+def _itemsets_partition(pairs) -> list[ItemSets]:
+    builder = ItemSetsBuilder()
+    for user, counts in pairs:
+        builder.add_counts(user, counts)
+    return [builder.build()]
 
 
-class _DaskLevels:
-    """DPNE levels on the cluster: the released (n−1)-grams are broadcast, sums come back."""
-
-    def __init__(self, data: "DaskSequences", mech):
-        self.data, self.mech, self.joiner = data, mech, data.joiner
-        self.prev: frozenset = frozenset()
-
-    def level_weights(self, n: int, key: bytes):
-        mode = 0 if self.mech.sampling == "uniform" else 1
-        total = self.data.bag.map_partitions(
-            _level_partition, n, self.prev, key, self.mech.max_items_per_user, mode,
-            self.joiner).reduction(_add_dicts, _add_dicts).compute()
-        grams = list(total)
-        return grams, np.fromiter((total[g] for g in grams), dtype=np.float64, count=len(grams))
-
-    def set_released(self, n: int, grams: list[tuple]) -> None:
-        self.prev = frozenset(grams)
-
-    set_released_grams = set_released
+def _corpus_partition(pairs, joiner: str) -> list[TokenCorpus]:
+    return [TokenCorpus.from_user_runs(pairs, joiner)]
 
 
-class DaskSequences:
-    """Per-user token runs persisted on the cluster: a bag of (user id, [token lists])."""
+# -- combining the partitions' answers ------------------------------------------------------
+def _add_weights(parts: Sequence[ItemWeights]) -> ItemWeights:
+    total: dict[str, list] = {}
+    for p in parts:
+        for name, h, w in zip(p.names, p.hashes.tolist(), p.weights.tolist()):
+            cell = total.get(name)
+            if cell is None:
+                total[name] = [h, w]
+            else:
+                cell[1] += w
+    names = list(total)
+    return ItemWeights(names, np.array([total[n][0] for n in names], dtype=np.uint64),
+                       np.array([total[n][1] for n in names], dtype=np.float64))
 
-    def __init__(self, bag, client, joiner: str):
-        self.bag, self.client, self.joiner = bag, client, joiner
 
-    def dpne_levels(self, mech) -> _DaskLevels:
-        return _DaskLevels(self, mech)
+_ID = b"dp-vocab-id"  # a second, independent hash: items are told apart by 128 bits
+
+
+def _identities(its: ItemSets, ids: np.ndarray) -> np.ndarray:
+    """(n, 2) uint64: the bounding hash and a second hash of each item id."""
+    uniq, inv = np.unique(ids, return_inverse=True)
+    strings = its.vocab.strings
+    second = item_hashes([strings[i] for i in uniq.tolist()], person=_ID)
+    return np.stack([its.vocab.hashes()[ids], second[inv]], axis=1)
+
+
+def _rows_of(its: ItemSets, key: bytes, bounding: Bounding):
+    """One partition's bounded rows as numbers only: order words, row lengths, item
+    identities (two 64-bit hashes)."""
+    b = its.bounded_rows(key, bounding)
+    words, _ = user_keys(its.user_ids, key)
+    return words, np.diff(b.bounded.indptr), _identities(its, b.bounded.items)
+
+
+def _merge_rows(parts) -> tuple[Bounded, np.ndarray]:
+    """All partitions' rows in keyed order, items as ids into the sorted unique identities."""
+    parts = list(parts)
+    words = np.concatenate([w for w, _, _ in parts]) if parts else np.zeros((0, 3), np.uint64)
+    lengths = np.concatenate([n for _, n, _ in parts]) if parts else np.zeros(0, np.int64)
+    idents = np.concatenate([h for _, _, h in parts]) if parts else np.zeros((0, 2), np.uint64)
+    order = keyed_order(words)
+    starts = np.zeros(lengths.size + 1, dtype=np.int64)
+    np.cumsum(lengths, out=starts[1:])
+    new_len = lengths[order]
+    indptr = np.zeros(lengths.size + 1, dtype=np.int64)
+    np.cumsum(new_len, out=indptr[1:])
+    take = np.repeat(starts[:-1][order] - indptr[:-1], new_len) + np.arange(indptr[-1])
+    uniq, ids = np.unique(idents[take], axis=0, return_inverse=True)
+    bounded = Bounded(np.arange(lengths.size, dtype=np.int64), indptr,
+                      ids.reshape(-1).astype(np.int32), np.ones(ids.size, dtype=np.int32))
+    return bounded, uniq   # rows already in keyed order; uniq: (n_items, 2) identities
+
+
+def _strings_of(its: ItemSets, wanted: frozenset) -> dict[tuple[int, int], str]:
+    first = {h for h, _ in wanted}
+    hashes = its.vocab.hashes()
+    ids = np.array([i for i, h in enumerate(hashes.tolist()) if h in first], dtype=np.int64)
+    if not ids.size:
+        return {}
+    strings = its.vocab.strings
+    return {ident: strings[i] for i, ident in zip(ids.tolist(), map(
+        tuple, _identities(its, ids).tolist())) if ident in wanted}
+
+
+def _merge_maps(parts) -> dict:
+    out: dict = {}
+    for d in parts:
+        out.update(d)
+    return out
+
+
+def _add_arrays(parts):
+    parts = list(parts)
+    return np.sum(parts, axis=0) if parts else None
+
+
+class DaskUserItems:
+    """Item sets on the cluster (``bounding.UserData``): a bag of one ItemSets per partition."""
+
+    def __init__(self, parts):
+        self.parts = parts
+
+    def weight_sums(self, key: bytes, bounding: Bounding, weighting: Weighting,
+                    exclude: frozenset[str] = frozenset()) -> ItemWeights:
+        return self.parts.map(lambda its: its.weight_sums(key, bounding, weighting, exclude)) \
+            .reduction(_add_weights, _add_weights).compute()
+
+    def bounded_rows(self, key: bytes, bounding: Bounding) -> BoundedRows:
+        bounded, idents = _merge_rows(self.parts.map(_rows_of, key, bounding).compute())
+
+        def names_of(ids: np.ndarray) -> list[str]:
+            wanted = [tuple(x) for x in idents[ids].tolist()]
+            found = self.parts.map(_strings_of, frozenset(wanted)) \
+                .reduction(_merge_maps, _merge_maps).compute()
+            return [found[w] for w in wanted]
+        return BoundedRows(bounded, idents[:, 0].copy(), names_of)
+
+    def holder_counts(self, items: Sequence[str]) -> np.ndarray:
+        items = list(items)
+        total = self.parts.map(lambda its: its.holder_counts(items)) \
+            .reduction(_add_arrays, _add_arrays).compute()
+        return np.zeros(len(items)) if total is None else total
+
+    def ngram_levels(self, bounding: Bounding):
+        return ItemSets.ngram_levels(None, bounding)  # the same clear error as locally
 
     def __repr__(self) -> str:
-        return "<DaskSequences (private data on the cluster)>"
+        return "<DaskUserItems (private data on the cluster)>"
+
+
+def _level_of(corpus: TokenCorpus, bounding: Bounding, released: list, direct, n: int,
+              key: bytes):
+    levels = corpus.ngram_levels(bounding)
+    if direct is None:
+        levels.replay(released)
+    else:
+        levels.set_released_grams(*direct)
+    grams, w = levels.level_weights(n, key)
+    return dict(zip(grams, w.tolist()))
 
 
 def _add_dicts(parts):
     total: dict = {}
     for d in parts:
-        for w, x in d.items():
-            total[w] = total.get(w, 0.0) + x
+        for g, x in d.items():
+            total[g] = total.get(g, 0.0) + x
     return total
 
 
-class DaskUserItems:
-    """Per-user item counts persisted on the cluster: a bag of (user id, {item: count})."""
+class _DaskLevels:
+    """DPNE levels on the cluster: each partition replays the released levels (public,
+    broadcast) on its own TokenCorpus and weighs level n; the sums come back."""
 
-    def __init__(self, bag, client):
-        self.bag, self.client = bag, client
+    def __init__(self, parts, bounding: Bounding, joiner: str):
+        self.parts, self.bounding, self.joiner = parts, bounding, joiner
+        self.released: list[list[Gram]] = []
+        self.direct: tuple[int, list[Gram]] | None = None   # S_{n−1} given alone (tests)
 
-    def _spec(self, mech, max_items=None):
-        mode, ordered, ranks = mech._priority()
-        return (max_items or mech.max_items_per_user, mode, ordered, ranks)
+    def level_weights(self, n: int, key: bytes):
+        total = self.parts.map(_level_of, self.bounding, self.released[:n - 1], self.direct, n,
+                               key).reduction(_add_dicts, _add_dicts).compute()
+        grams = list(total)
+        return grams, np.fromiter((total[g] for g in grams), dtype=np.float64, count=len(grams))
 
-    def spread_sums(self, key: bytes, spec, kind, exclude=frozenset()) -> tuple[list, np.ndarray]:
-        """Σ over users of the kind's weight on each kept item, summed on the cluster."""
-        total = self.bag.map_partitions(_sum_partition, key, spec, kind, exclude) \
-            .reduction(_add_dicts, _add_dicts).compute()
-        names = list(total)
-        return names, np.fromiter((total[w] for w in names), dtype=np.float64, count=len(names))
+    def set_released(self, n: int, grams: list[Gram]) -> None:
+        self.released = self.released[:n - 1] + [list(grams)]
+        self.direct = None
 
-    def stream_bounded(self, key: bytes, spec):
-        """Every user's bounded items in keyed-hash order, as a CSR over item hashes.
+    def set_released_grams(self, n: int, grams: list[Gram]) -> None:
+        self.direct = (n, list(grams))
 
-        Partitions are computed in parallel and streamed to the driver as they finish; each
-        brings order keys and item hashes (numbers, no text)."""
-        from distributed import as_completed
-        futures = self.client.compute(
-            self.bag.map_partitions(_bounded_partition, key, spec).to_delayed())
-        words, lengths, hashes = [], [], []
-        for fut in as_completed(futures):
-            for w, n, h in fut.result():
-                words.append(w)
-                lengths.append(n)
-                hashes.append(h)
-            fut.release()
-        words = np.concatenate(words) if words else np.zeros((0, 3), np.uint64)
-        lengths = np.concatenate(lengths) if lengths else np.zeros(0, np.int64)
-        hashes = np.concatenate(hashes) if hashes else np.zeros(0, np.uint64)
-        order = np.lexsort((words[:, 2], words[:, 1], words[:, 0]))
-        starts = np.zeros(lengths.size + 1, dtype=np.int64)
-        np.cumsum(lengths, out=starts[1:])
-        new_len = lengths[order]
-        indptr = np.zeros(lengths.size + 1, dtype=np.int64)
-        np.cumsum(new_len, out=indptr[1:])
-        take = np.repeat(starts[:-1][order] - indptr[:-1], new_len) + np.arange(indptr[-1])
-        uniq, ids = np.unique(hashes[take], return_inverse=True)
-        bounded = Bounded(np.arange(lengths.size, dtype=np.int64), indptr,
-                          ids.astype(np.int32), np.ones(ids.size, dtype=np.int32))
-        return bounded, uniq   # bounded: ids into uniq (item hashes), rows in keyed order
 
-    def strings_of(self, hashes: np.ndarray) -> list[str]:
-        wanted = set(hashes.tolist())
-        found = self.bag.map_partitions(_strings_partition, wanted) \
-            .reduction(_merge_maps, _merge_maps).compute()
-        return [found[h] for h in hashes.tolist()]
+class DaskSequences:
+    """Token sequences on the cluster (``bounding.UserData``): one TokenCorpus per partition."""
 
-    def histogram(self, mech, key: bytes) -> tuple[list[str], np.ndarray]:
-        spec = self._spec(mech)
-        if mech.weight_kind is not None:
-            return self.spread_sums(key, spec, mech.weight_kind)
-        bounded, hashes = self.stream_bounded(key, spec)
-        weights = mech._weights(bounded, hashes.size)
-        cand = mech._candidates(bounded, weights)
-        return self.strings_of(hashes[cand]), weights[cand]
+    def __init__(self, parts, joiner: str):
+        self.parts, self.joiner = parts, joiner
 
-    def holder_counts(self, names: list[str]) -> np.ndarray:
-        wanted = set(names)
+    def ngram_levels(self, bounding: Bounding) -> _DaskLevels:
+        return _DaskLevels(self.parts, bounding, self.joiner)
 
-        def part_counts(part):
-            c: dict = {}
-            for _, counts in part:
-                for w in counts:
-                    if w in wanted:
-                        c[w] = c.get(w, 0.0) + 1.0
-            return [c]
+    def bounded_rows(self, *args, **kwargs):
+        return TokenCorpus._not_item_sets(None)
 
-        total = self.bag.map_partitions(part_counts).reduction(_add_dicts, _add_dicts).compute()
-        return np.array([total.get(w, 0.0) for w in names])
+    weight_sums = holder_counts = bounded_rows
 
     def __repr__(self) -> str:
-        return "<DaskUserItems (private data on the cluster)>"
+        return "<DaskSequences (private data on the cluster)>"
 
 
 class DaskBackend:
@@ -331,17 +284,16 @@ class DaskBackend:
         if sequences:  # DPNE: token runs per user, grouped across partitions and files
             per_user = docs.map_partitions(_runs, extractor).foldby(
                 lambda kv: kv[0], lambda acc, kv: acc + kv[1], [], lambda a, b: a + b, [])
-            persisted = per_user.persist()
-            wait(persisted)
-            return DaskSequences(persisted, self.client, extractor.joiner)
+            parts = per_user.map_partitions(_corpus_partition, extractor.joiner).persist()
+            wait(parts)   # one TokenCorpus per partition, each user in exactly one
+            return DaskSequences(parts, extractor.joiner)
         merge = _merger(getattr(extractor, "max_distinct_per_user", None))
         per_user = docs.map_partitions(_tokenize, extractor) \
             .foldby(lambda kv: kv[0], lambda acc, kv: merge(acc, kv[1]), Counter(),
                     merge, Counter())
-        # items: (user, Counter of items) per user, grouped across partitions and files
-        persisted = per_user.persist()
-        wait(persisted)
-        return DaskUserItems(persisted, self.client)
+        parts = per_user.map_partitions(_itemsets_partition).persist()
+        wait(parts)       # one ItemSets per partition, each user in exactly one
+        return DaskUserItems(parts)
 
     def describe(self) -> dict:
         return {"backend": "dask",
@@ -356,4 +308,4 @@ class DaskBackend:
             self.cluster.close()
 
 
-__all__ = ["DaskBackend", "DaskUserItems", "bound_user"]
+__all__ = ["DaskBackend", "DaskSequences", "DaskUserItems"]

@@ -1,6 +1,6 @@
 """Set-union mechanisms. Each module is one family; registry.py registers them."""
 
-from .base import Bounded, Mechanism
+from .base import Mechanism
 from .count import CountGaussian, CountLaplace
 from .greedy import GW, GWKT, load_public_frequencies
 from .ngrams import DPNE
@@ -16,6 +16,6 @@ MECHANISMS: dict[str, type[Mechanism]] = {
                               TopK, DPNE)
 }
 
-__all__ = ["DPNE", "DPSIPS", "GW", "TopK", "GWKT", "MECHANISMS", "Bounded", "CountGaussian", "CountLaplace", "Mechanism",
+__all__ = ["DPNE", "DPSIPS", "GW", "TopK", "GWKT", "MECHANISMS", "CountGaussian", "CountLaplace", "Mechanism",
            "PartitionOptimal", "PolicyGaussian", "PolicyLaplace", "WeightedGaussian",
            "WeightedLaplace", "load_public_frequencies"]

@@ -1,63 +1,32 @@
 """The interface every set-union mechanism follows, and the shared release path.
 
 release(D) = decisions( weights( policy( bound(D, key), order(key) ) ) ):
-  1. order(key): users sorted by HMAC(key, user id)              (user_order.py)
-  2. bound: each user's set capped to Δ0 items with own randomness (_kernels.bound_rows)
-  3. weights: the mechanism's histogram over candidate items       (subclass)
-  4. decisions: item released iff ExactBernoulli(P(H[u] + Z > ρ))  (privacy/noise.py)
+  1. order(key): users sorted by HMAC(key, user id)               (bounding/user_order.py)
+  2. bound: each user's set capped to Δ0 items with own randomness  (bounding: ``Bounding``)
+  3. weights: the mechanism's histogram over candidate items        (``weighting`` or a policy)
+  4. decisions: item released iff ExactBernoulli(P(H[u] + Z > ρ))   (privacy/noise.py)
+
+Mechanisms ask their input only what the ``bounding.UserData`` protocol offers, so the same
+mechanism runs on item sets in memory and on a Dask cluster.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
 
-from ..itemsets import ItemSets, item_hashes
+from ..bounding import (Bounded, Bounding, ItemWeights, Priority, UserData, Weighting, check_key,
+                        user_weights)
 from ..privacy.accounting import Stage
 from ..privacy.noise import (RandomSource, bernoulli, gaussian_release_probability,
                              laplace_release_probability)
 from ..privacy.params import check_choice, check_delta, check_epsilon, check_positive_int
 from ..release import Release
-from . import _kernels
-from .user_order import check_key, user_order
 
-_NO_RANK = np.zeros(1, dtype=np.int64)
-MISSING_RANK = 2**31 - 1  # items absent from a public priority table rank after all listed ones
 # Δ0 above this is never useful (a user's distinct items are capped at extraction, 100,000 by
 # default) and the thresholds maximise over t = 1..Δ0 in memory
 MAX_ITEMS_PER_USER = 1_000_000
-
-
-
-@dataclass(frozen=True)
-class Bounded:
-    """Per-user capped item sets (CSR, same rows as the ItemSets) and the processing order."""
-
-    order: np.ndarray    # int64 row indices, keyed-hash order
-    indptr: np.ndarray   # int64
-    items: np.ndarray    # int32 item ids, priority order within a row when it matters
-    counts: np.ndarray   # int32, the user's own frequency of each kept item
-
-
-def bound_itemsets(itemsets: ItemSets, key: bytes, max_items: int, mode: int = 0,
-                   ordered: bool = False, rank: np.ndarray = _NO_RANK) -> Bounded:
-    """Keyed user order and per-user caps (see ``_kernels.bound_rows`` for the priority modes)."""
-    order, seeds = user_order(itemsets.user_ids, key)
-    indptr, pos = _kernels.bound_rows(itemsets.indptr, itemsets.items, itemsets.counts, seeds,
-                                      itemsets.vocab.hashes(), rank, max_items, mode, ordered)
-    return Bounded(order, indptr, itemsets.items[pos], itemsets.counts[pos])
-    # bounded: int32 ids and own counts, CSR by user, ≤ Δ0 per row
-
-
-def spread_weights(bounded: Bounded, n_items: int, power: float) -> np.ndarray:
-    """Each user adds 1/k^power to each of its k kept items (1: L1 mass 1; 0.5: L2 norm 1)."""
-    lengths = np.diff(bounded.indptr)
-    per_row = np.zeros(lengths.size, dtype=np.float64)
-    nz = lengths > 0
-    per_row[nz] = lengths[nz].astype(np.float64) ** -power
-    return np.bincount(bounded.items, weights=np.repeat(per_row, lengths), minlength=n_items)
 
 
 class Mechanism:
@@ -131,30 +100,26 @@ class Mechanism:
         return f"{type(self).__name__}({args})"
 
     # -- pipeline --------------------------------------------------------------------------
-    # How the weights are formed, so that a backend can compute them where the data lives:
-    # "count" (+1 per kept item), ("spread", p) (+1/k^p per kept item), or None: a sequential
-    # policy that needs all users in keyed-hash order (``_weights`` on the driver).
-    weight_kind: ClassVar[object] = None
+    # How a user's weights are formed when they depend on its own bounded row alone (parallel
+    # mechanisms, summed where the data lives); None: a sequential policy over all users in
+    # keyed order (``_weights``).
+    weighting: ClassVar[Weighting | None] = None
 
-    def _priority(self) -> tuple[int, bool, dict | None]:
-        """(priority mode for bound_rows, rows must stay in priority order, public ranks)."""
-        return (0 if self.sampling == "uniform" else 1), False, None
+    @property
+    def bounding(self) -> Bounding:
+        """How users are capped: Δ0, uniformly at random or by own frequency (``sampling``)."""
+        return Bounding(self.max_items_per_user, Priority.RANDOM if self.sampling == "uniform"
+                        else Priority.OWN_COUNT)
 
-    def bound(self, itemsets: ItemSets, key: bytes) -> Bounded:
-        mode, ordered, ranks = self._priority()
-        rank = _NO_RANK if ranks is None else np.fromiter(
-            (ranks.get(s, MISSING_RANK) for s in itemsets.vocab.strings), dtype=np.int64,
-            count=len(itemsets.vocab))
-        return bound_itemsets(itemsets, key, self.max_items_per_user, mode, ordered, rank)
+    def bound(self, data: UserData, key: bytes) -> Bounded:
+        """Bounded rows in keyed order for ``key`` (tests, audits). Private."""
+        return data.bounded_rows(check_key(key), self.bounding).bounded
 
     def _weights(self, bounded: Bounded, n_items: int) -> np.ndarray:
         """Pre-noise weight of every item id (float64, length n_items)."""
-        kind = self.weight_kind
-        if kind == "count":
-            return np.bincount(bounded.items, minlength=n_items).astype(np.float64)
-        if isinstance(kind, tuple) and kind[0] == "spread":
-            return spread_weights(bounded, n_items, kind[1])
-        raise NotImplementedError
+        if self.weighting is None:
+            raise NotImplementedError
+        return user_weights(bounded, n_items, self.weighting)
 
     def _candidates(self, bounded: Bounded, weights: np.ndarray) -> np.ndarray:
         if self.support == "capped":
@@ -163,33 +128,22 @@ class Mechanism:
             return np.flatnonzero(mask)
         return np.flatnonzero(weights > 0)
 
-    def _histogram_arrays(self, itemsets: ItemSets, key: bytes) -> tuple[np.ndarray, np.ndarray]:
-        bounded = self.bound(itemsets, key)
-        weights = self._weights(bounded, len(itemsets.vocab))
-        cand = self._candidates(bounded, weights)
-        return cand, weights[cand]   # candidates: item ids; weights: float64, pre-noise
-
-    def _histogram_strings(self, data, key: bytes) -> tuple[list[str], np.ndarray]:
-        """Candidates and weights in a canonical order (by item hash), whatever the backend,
-        so that a seeded run draws the same decisions for the same items everywhere."""
-        if isinstance(data, ItemSets):
-            cand, w = self._histogram_arrays(data, key)
-            hashes = data.vocab.hashes()[cand]
-            strings = data.vocab.strings
-            names = [strings[i] for i in cand.tolist()]
-        else:  # a distributed dataset computes the weights where the data lives
-            names, w = data.histogram(self, key)
-            hashes = item_hashes(names)
-        order = np.argsort(hashes, kind="stable")
-        return [names[i] for i in order.tolist()], np.asarray(w, dtype=np.float64)[order]
+    def _histogram(self, data: UserData, key: bytes) -> ItemWeights:
+        """Candidates and weights in canonical order (by item hash), whatever the backend."""
+        if self.weighting is not None and self.support == "positive":
+            return data.weight_sums(key, self.bounding, self.weighting).canonical()
+        rows = data.bounded_rows(key, self.bounding)
+        weights = self._weights(rows.bounded, rows.n_items)
+        cand = self._candidates(rows.bounded, weights)
+        return ItemWeights(rows.names_of(cand), rows.hashes[cand], weights[cand]).canonical()
 
     def histogram(self, itemsets, key: bytes) -> dict[str, float]:
         """Pre-noise weights of the release candidates for the user order fixed by ``key``.
 
         Deterministic given the key. Private: for tests and audits, never for output.
         """
-        names, w = self._histogram_strings(itemsets, check_key(key))
-        return dict(zip(names, w.tolist()))
+        h = self._histogram(itemsets, check_key(key))
+        return dict(zip(h.names, h.weights.tolist()))
 
     def release_probability(self, weights: np.ndarray) -> np.ndarray:
         """P(candidate with weight w is released), in closed form."""
@@ -202,9 +156,9 @@ class Mechanism:
         """Run the mechanism. ``key`` fixes the user order and bounding (fresh if None)."""
         random = random if random is not None else RandomSource()
         key = check_key(key) if key is not None else random.key()
-        names, w = self._histogram_strings(itemsets, key)
-        keep, values = self._decide(w, random)
-        released = [n for n, k in zip(names, keep.tolist()) if k]
+        h = self._histogram(itemsets, key)
+        keep, values = self._decide(h.weights, random)
+        released = [n for n, k in zip(h.names, keep.tolist()) if k]
         counts = None
         if values is not None:
             counts = dict(zip(released, values[keep].tolist()))

@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 
+from ..bounding import Weighting
 from ..privacy import calibrate
 from ..privacy.accounting import Stage
 from ..privacy.noise import discrete_laplace
@@ -30,7 +31,7 @@ class CountLaplace(Mechanism):
     """
 
     name = "count_laplace"
-    weight_kind = "count"
+    weighting = Weighting.COUNT
     summary = "user counts with per-user cap Δ0, Laplace noise"
     noise = "laplace"
     sensitivity = "H(D) - H(D') = indicator of S_X: L1 <= Δ0, L2 <= sqrt(Δ0), Linf <= 1"
@@ -97,7 +98,7 @@ class CountGaussian(Mechanism):
     """
 
     name = "count_gaussian"
-    weight_kind = "count"
+    weighting = Weighting.COUNT
     summary = "user counts with per-user cap Δ0, analytic Gaussian noise"
     noise = "gaussian"
     sensitivity = "H(D) - H(D') = indicator of S_X: L2 <= sqrt(Δ0)"

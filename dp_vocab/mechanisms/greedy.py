@@ -23,8 +23,9 @@ from pathlib import Path
 from ..errors import CorpusError, ParameterError
 from ..privacy import calibrate
 from ..privacy.params import check_nonnegative
+from ..bounding import Bounded, Bounding, Priority
 from . import _kernels
-from .base import Bounded, Mechanism
+from .base import Mechanism
 
 
 class GW(Mechanism):
@@ -67,8 +68,10 @@ class GW(Mechanism):
         return {**super().privacy(), "cutoff": self.cutoff,
                 "candidates": "every item in a user's capped set, zero weights included"}
 
-    def _priority(self):
-        return 1, True, None
+    @property
+    def bounding(self) -> Bounding:
+        """Own most frequent items first, kept in fill order (ties by public item hash)."""
+        return Bounding(self.max_items_per_user, Priority.OWN_COUNT, ordered=True)
 
     def _weights(self, bounded: Bounded, n_items):
         return _kernels.greedy_fill(bounded.order, bounded.indptr, bounded.items, n_items,
@@ -95,8 +98,11 @@ class GWKT(GW):
     def params(self):
         return {**super().params(), "public_frequencies": self.public_frequencies_source}
 
-    def _priority(self):
-        return 2, True, self._rank
+    @property
+    def bounding(self) -> Bounding:
+        """Public rank first, then own frequency, kept in fill order."""
+        return Bounding(self.max_items_per_user, Priority.PUBLIC_RANK, ordered=True,
+                        public_rank=self._rank)
 
 
 def _rank_table(freqs: Mapping[str, float]) -> dict[str, int]:

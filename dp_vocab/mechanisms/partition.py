@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..bounding import Weighting
 from ..privacy import calibrate
 from .base import Mechanism
 
@@ -23,7 +24,7 @@ class PartitionOptimal(Mechanism):
     """
 
     name = "partition_optimal"
-    weight_kind = "count"
+    weighting = Weighting.COUNT
     summary = "optimal keep-probability π*(n) (Desfontaines et al.), best at Δ0 = 1"
     noise = "optimal"
     sensitivity = "H(D) - H(D') = indicator of S_X (user counts), at most Δ0 items"

@@ -5,17 +5,14 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 
+from ..bounding import Bounded, ItemWeights, UserData, Weighting, check_key, derive_key
 from ..errors import ParameterError
-from ..itemsets import ItemSets
 from ..privacy import calibrate
 from ..privacy.noise import RandomSource, bernoulli, gaussian_release_probability
 from ..privacy.params import check_positive_int
 from ..release import Release
-from ..itemsets import item_hashes
-from .base import Mechanism, bound_itemsets, spread_weights
-from .user_order import check_key, derive_key
+from .base import Mechanism
 
 
 class DPSIPS(Mechanism):
@@ -76,38 +73,25 @@ class DPSIPS(Mechanism):
     def _round_key(self, key: bytes, r: int) -> bytes:
         return derive_key(key, b"sips-round" + r.to_bytes(2, "big"))
 
-    def bound(self, itemsets: ItemSets, key: bytes, r: int = 1):
-        """Round r's bounded sets (of the items still in ``itemsets``)."""
-        return bound_itemsets(itemsets, self._round_key(key, r), self.max_items_per_user,
-                              mode=0 if self.sampling == "uniform" else 1)
+    weighting = Weighting.L2
 
-    def _round(self, data, removed: set, key: bytes, r: int) -> tuple[list[str], np.ndarray]:
+    def bound(self, data: UserData, key: bytes, r: int = 1) -> Bounded:
+        """Round r's bounded sets (tests, audits). Private."""
+        return data.bounded_rows(self._round_key(check_key(key), r), self.bounding).bounded
+
+    def _round(self, data: UserData, removed: frozenset, key: bytes, r: int) -> ItemWeights:
         """Round r's candidates (items not yet released) and weights, canonical order."""
-        mode = 0 if self.sampling == "uniform" else 1
-        if isinstance(data, ItemSets):
-            keep = np.ones(len(data.vocab), dtype=bool)
-            for w in removed:
-                keep[data.vocab.id(w)] = False
-            w = spread_weights(self.bound(data.restrict_items(keep), key, r), len(data.vocab), 0.5)
-            cand = np.flatnonzero(w > 0)
-            names, w, hashes = [data.vocab[int(i)] for i in cand], w[cand], data.vocab.hashes()[cand]
-        else:
-            names, w = data.spread_sums(self._round_key(key, r),
-                                        (self.max_items_per_user, mode, False, None),
-                                        ("spread", 0.5), exclude=frozenset(removed))
-            hashes = item_hashes(names)
-        order = np.argsort(hashes, kind="stable")
-        return [names[i] for i in order.tolist()], np.asarray(w)[order]
+        return data.weight_sums(self._round_key(key, r), self.bounding, Weighting.L2,
+                                exclude=removed).canonical()
 
-    def round_histogram(self, itemsets: ItemSets, key: bytes, r: int = 1,
+    def round_histogram(self, data: UserData, key: bytes, r: int = 1,
                         released_before=()) -> dict[str, float]:
         """Pre-noise weights of round r given the items released in earlier rounds."""
-        removed = {w for w in released_before if w in itemsets.vocab}
-        names, w = self._round(itemsets, removed, check_key(key), r)
-        return dict(zip(names, w.tolist()))
+        h = self._round(data, frozenset(released_before), check_key(key), r)
+        return dict(zip(h.names, h.weights.tolist()))
 
-    def _histogram_strings(self, data, key):
-        return self._round(data, set(), key, 1)
+    def _histogram(self, data: UserData, key: bytes) -> ItemWeights:
+        return self._round(data, frozenset(), key, 1)
 
     def release(self, itemsets, key: bytes | None = None,
                 random: RandomSource | None = None) -> Release:
@@ -116,10 +100,10 @@ class DPSIPS(Mechanism):
         removed: set = set()
         per_round = []
         for r in range(1, self.rounds + 1):
-            names, w = self._round(itemsets, removed, key, r)
+            h = self._round(itemsets, frozenset(removed), key, r)
             keep = bernoulli(gaussian_release_probability(
-                w, self.round_thresholds[r - 1], self.round_sigmas[r - 1]), random)
-            released = [n for n, k in zip(names, keep.tolist()) if k]
+                h.weights, self.round_thresholds[r - 1], self.round_sigmas[r - 1]), random)
+            released = [n for n, k in zip(h.names, keep.tolist()) if k]
             removed.update(released)
             per_round.append({"round": r, "released": len(released)})
         return Release(items=sorted(removed),

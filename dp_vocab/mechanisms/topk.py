@@ -6,14 +6,13 @@ import math
 
 import numpy as np
 
+from ..bounding import check_key
 from ..errors import ParameterError
-from ..itemsets import ItemSets
 from ..privacy.accounting import Stage, zcdp_rho_for
 from ..privacy.noise import RandomSource, gumbel
 from ..privacy.params import check_positive_int
 from ..release import Release
 from .base import Mechanism
-from .user_order import check_key
 
 
 class TopK(Mechanism):
@@ -105,11 +104,7 @@ class TopK(Mechanism):
         key = check_key(key) if key is not None else random.key()
         cand = self.stage_a.release(itemsets, key=key, random=random).items
         if len(cand) > self.k:
-            if isinstance(itemsets, ItemSets):
-                ids = np.array([itemsets.vocab.id(w) for w in cand], dtype=np.int64)
-                holders = np.bincount(itemsets.items, minlength=len(itemsets.vocab))[ids]
-            else:
-                holders = itemsets.holder_counts(cand)
+            holders = itemsets.holder_counts(cand)
             noisy = holders + gumbel(self.gumbel_scale, len(cand), random)
             top = np.argpartition(-noisy, self.k - 1)[:self.k]
             chosen = sorted(cand[i] for i in top.tolist())

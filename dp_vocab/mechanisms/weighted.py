@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..bounding import Weighting
 from ..privacy import calibrate
 from .base import Mechanism
 
@@ -16,7 +17,7 @@ class WeightedLaplace(Mechanism):
     """
 
     name = "weighted_laplace"
-    weight_kind = ("spread", 1.0)
+    weighting = Weighting.L1
     summary = "each user spreads weight 1 over its items (L1), Laplace noise"
     noise = "laplace"
     sensitivity = "L1 = 1 (only the removed user's items change)"
@@ -38,7 +39,7 @@ class WeightedGaussian(Mechanism):
     """
 
     name = "weighted_gaussian"
-    weight_kind = ("spread", 0.5)
+    weighting = Weighting.L2
     summary = "each user spreads L2 norm 1 over its items, Gaussian noise"
     noise = "gaussian"
     sensitivity = "L2 = 1 (only the removed user's items change)"

@@ -196,7 +196,7 @@ def run_recipe(recipe, output, overrides: dict[str, Any] | None = None, force: b
     random = RandomSource(seed)
     key = run["key"]
     if key is not None:
-        from ..mechanisms.user_order import check_key
+        from ..bounding import check_key
         key = check_key(key)
     reader = resolve_sections(cfg, ("corpus",))["corpus"]  # checks the corpus path exists
 

@@ -44,22 +44,26 @@ def derive_key(key: bytes, label: bytes) -> bytes:
     return hashlib.blake2b(key + label, digest_size=32).digest()
 
 
-def user_digest(uid, key: bytes) -> tuple[bytes, int]:
-    """(24-byte order key, 64-bit bounding seed) of one user: the same values as user_order."""
-    d = hmac.digest(key, encode_user_id(uid), "sha256")
-    return d[:24], int.from_bytes(d[24:], "big")
+def user_keys(user_ids: list, key: bytes) -> tuple[np.ndarray, np.ndarray]:
+    """(uint64 order words, shape (n, 3): the 192-bit order key per row; uint64 bounding seed
+    per row). Users from different places (Dask partitions) merge by these words."""
+    key = check_key(key)
+    n = len(user_ids)
+    if n == 0:
+        return np.zeros((0, 3), np.uint64), np.zeros(0, np.uint64)
+    digest = hmac.digest
+    buf = b"".join(digest(key, encode_user_id(u), "sha256") for u in user_ids)
+    words = np.frombuffer(buf, dtype=">u8").reshape(n, 4).astype(np.uint64)
+    return words[:, :3], words[:, 3].copy()
+
+
+def keyed_order(words: np.ndarray) -> np.ndarray:
+    """Row indices sorted by their 192-bit order words (a tie has probability ~2^-192; then the
+    stable sort keeps row order)."""
+    return np.lexsort((words[:, 2], words[:, 1], words[:, 0])).astype(np.int64)
 
 
 def user_order(user_ids: list, key: bytes) -> tuple[np.ndarray, np.ndarray]:
     """(processing order as row indices, uint64 bounding seed per row)."""
-    key = check_key(key)
-    n = len(user_ids)
-    if n == 0:
-        return np.zeros(0, np.int64), np.zeros(0, np.uint64)
-    digest = hmac.digest
-    buf = b"".join(digest(key, encode_user_id(u), "sha256") for u in user_ids)
-    words = np.frombuffer(buf, dtype=">u8").reshape(n, 4)
-    # 192 bits of order key; a tie has probability ~2^-192 (then the stable sort keeps row order).
-    order = np.lexsort((words[:, 2], words[:, 1], words[:, 0])).astype(np.int64)
-    seeds = words[:, 3].astype(np.uint64)
-    return order, seeds
+    words, seeds = user_keys(user_ids, key)
+    return keyed_order(words), seeds

@@ -1,0 +1,196 @@
+"""Contribution bounding, written once: keyed user order, per-user caps, per-user weights.
+
+Every backend calls these functions on CSR arrays it holds (the whole corpus locally, one
+partition on a Dask worker), so the privacy-critical selection exists once. The guarantees the
+mechanisms' proofs rely on (mechanisms/README.md):
+
+- a user's place in the processing order is HMAC(key, user id): it depends on the key and the
+  user's id only, never on who else is present;
+- a user's kept items (≤ Δ0) depend on its own items and counts, the key and public item hashes
+  (and a public rank table), never on other users;
+- a user's weights depend on its kept items only.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+
+from . import _kernels
+from .user_order import check_key, derive_key, keyed_order, user_keys, user_order
+
+MISSING_RANK = 2**31 - 1  # items absent from a public priority table rank after all listed ones
+
+
+class Priority(enum.IntEnum):
+    """Which of a user's items are kept under the cap (lowest priority value first)."""
+
+    RANDOM = 0       # a uniform sample, from the user's keyed seed
+    OWN_COUNT = 1    # the user's most frequent items; ties by the user's keyed seed
+    PUBLIC_RANK = 2  # public rank first, then own count (GW-KT)
+
+
+class Weighting(enum.Enum):
+    """What each user adds to each of its k kept items."""
+
+    COUNT = 0.0      # +1: L∞ 1, L1 ≤ Δ0, L2 ≤ √Δ0
+    L1 = 1.0         # +1/k: L1 mass 1
+    L2 = 0.5         # +1/√k: L2 norm 1
+
+    @property
+    def power(self) -> float:
+        return float(self.value)
+
+
+@dataclass(frozen=True)
+class Bounding:
+    """How users are capped: ``max_items`` (Δ0), the priority, and whether kept rows must stay
+    in priority order (GW fills them in that order). ``public_rank``: item → rank for
+    ``Priority.PUBLIC_RANK`` (public data only)."""
+
+    max_items: int
+    priority: Priority = Priority.RANDOM
+    ordered: bool = False
+    public_rank: Mapping[str, int] | None = field(default=None, compare=False, repr=False)
+
+    def ranks(self, strings: Sequence[str]) -> np.ndarray:
+        if self.public_rank is None:
+            return _NO_RANK
+        get = self.public_rank.get
+        return np.fromiter((get(s, MISSING_RANK) for s in strings), dtype=np.int64,
+                           count=len(strings))
+
+
+_NO_RANK = np.zeros(1, dtype=np.int64)
+
+
+@dataclass(frozen=True)
+class Bounded:
+    """Per-user capped item sets (CSR, same rows as the input) and the processing order."""
+
+    order: np.ndarray    # int64 row indices, keyed-hash order
+    indptr: np.ndarray   # int64
+    items: np.ndarray    # int32 item ids, priority order within a row when ``ordered``
+    counts: np.ndarray   # int32, the user's own frequency of each kept item
+
+
+def string_ties(strings: Sequence[str], hashes: np.ndarray) -> np.ndarray:
+    """Tie-breaks for items that share a 64-bit hash: each item's rank in string order (the
+    relative order of two items is that of their strings, whoever else is present). Length 1
+    when all hashes differ, the usual case: then no two items can tie."""
+    if np.unique(hashes).size == hashes.size:
+        return _NO_TIE
+    ranks = np.empty(len(strings), dtype=np.int64)
+    ranks[sorted(range(len(strings)), key=strings.__getitem__)] = np.arange(len(strings))
+    return ranks
+
+
+_NO_TIE = np.zeros(1, dtype=np.int64)
+
+
+def bound(user_ids: list, indptr: np.ndarray, items: np.ndarray, counts: np.ndarray,
+          strings: Sequence[str], hashes: np.ndarray, ties: np.ndarray, key: bytes,
+          bounding: Bounding) -> Bounded:
+    """Keyed user order and per-user caps (``_kernels.bound_rows`` documents the priorities);
+    ``ties`` from ``string_ties``."""
+    order, seeds = user_order(user_ids, key)
+    out_ptr, pos = _kernels.bound_rows(indptr, items, counts, seeds, hashes, ties,
+                                       bounding.ranks(strings), bounding.max_items,
+                                       int(bounding.priority), bounding.ordered)
+    return Bounded(order, out_ptr, items[pos], counts[pos])
+    # bounded: int32 ids and own counts, CSR by user, ≤ Δ0 per row
+
+
+def user_weights(bounded: Bounded, n_items: int, weighting: Weighting) -> np.ndarray:
+    """Σ over users of the weighting's contribution to each item id (float64, n_items)."""
+    lengths = np.diff(bounded.indptr)
+    if weighting is Weighting.COUNT:
+        return np.bincount(bounded.items, minlength=n_items).astype(np.float64)
+    per_row = np.zeros(lengths.size, dtype=np.float64)
+    nz = lengths > 0
+    per_row[nz] = lengths[nz].astype(np.float64) ** -weighting.power
+    return np.bincount(bounded.items, weights=np.repeat(per_row, lengths), minlength=n_items)
+
+
+@dataclass(frozen=True)
+class ItemWeights:
+    """Items with their summed weights (candidates of a release), in no particular order."""
+
+    names: list[str]
+    hashes: np.ndarray   # uint64 public item hashes of ``names``
+    weights: np.ndarray  # float64
+
+    def canonical(self) -> "ItemWeights":
+        """Sorted by item hash: the same order on every backend, so that a seeded run draws
+        the same decisions for the same items everywhere."""
+        order = np.argsort(self.hashes, kind="stable")
+        return ItemWeights([self.names[i] for i in order.tolist()], self.hashes[order],
+                           np.asarray(self.weights, dtype=np.float64)[order])
+
+
+@dataclass(frozen=True)
+class BoundedRows:
+    """All users' bounded rows; item ids index ``hashes``, and ``names_of(ids)`` gives their
+    strings (fetched from where the data lives, for the candidates only)."""
+
+    bounded: Bounded
+    hashes: np.ndarray
+    names_of: Callable[[np.ndarray], list[str]]
+
+    @property
+    def n_items(self) -> int:
+        return len(self.hashes)
+
+
+class NgramLevels(Protocol):
+    """Level-wise n-gram weights (DPNE): n-grams are token tuples."""
+
+    joiner: str
+
+    def level_weights(self, n: int, key: bytes) -> tuple[list[tuple[str, ...]], np.ndarray]:
+        """Level n's n-grams with positive weight and their weights (1/√k each over ≤ Δ0 per
+        user), given the released (n−1)-grams set before."""
+        ...
+
+    def set_released(self, n: int, grams: list[tuple[str, ...]]) -> None:
+        """The released level-n n-grams (sorted), members of the level last weighed."""
+        ...
+
+    def set_released_grams(self, n: int, grams: list[tuple[str, ...]]) -> None:
+        """Any sorted set of level-n n-grams (tests, audits)."""
+        ...
+
+
+class UserData(Protocol):
+    """What mechanisms need from user data, wherever it lives (memory, a Dask cluster).
+
+    Mechanisms call only these methods; every implementation computes them with the functions
+    of this module, so bounding is the same everywhere. Private: the results are pre-noise.
+    """
+
+    def bounded_rows(self, key: bytes, bounding: Bounding) -> BoundedRows:
+        """Every user's bounded row, for sequential policies."""
+        ...
+
+    def weight_sums(self, key: bytes, bounding: Bounding, weighting: Weighting,
+                    exclude: frozenset[str] = frozenset()) -> ItemWeights:
+        """Per-item sums of the users' weights over their bounded rows (items in ``exclude``
+        removed before bounding); items with positive weight only."""
+        ...
+
+    def holder_counts(self, items: Sequence[str]) -> np.ndarray:
+        """How many users hold each of ``items`` (float64)."""
+        ...
+
+    def ngram_levels(self, bounding: Bounding) -> NgramLevels:
+        """Level-wise n-gram weights over token sequences."""
+        ...
+
+
+__all__ = ["Bounded", "BoundedRows", "Bounding", "ItemWeights", "MISSING_RANK", "NgramLevels",
+           "Priority", "UserData", "Weighting", "bound", "check_key", "string_ties", "derive_key",
+           "keyed_order", "user_keys", "user_order", "user_weights"]

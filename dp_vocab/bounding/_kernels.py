@@ -1,0 +1,137 @@
+"""The compiled bounding loop (numba): per-user caps over CSR arrays, in parallel over users.
+
+A pure function of its array arguments; every backend calls it (the Dask workers on their
+partitions' CSR arrays), so there is one implementation of the privacy-critical selection.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+_M1 = np.uint64(0x9E3779B97F4A7C15)
+_M2 = np.uint64(0xBF58476D1CE4E5B9)
+_M3 = np.uint64(0x94D049BB133111EB)
+
+
+@njit(cache=True, inline="always")
+def _splitmix64(x):
+    z = x + _M1
+    z = (z ^ (z >> np.uint64(30))) * _M2
+    z = (z ^ (z >> np.uint64(27))) * _M3
+    return z ^ (z >> np.uint64(31))
+
+
+@njit(cache=True)
+def _select_smallest(prim, rand, tie, k, uniform_prim):
+    """Indices of the k smallest (prim, rand, tie) triples, in O(n) expected: partition on
+    prim, then the ties at the k-th prim value on rand, then (only when two items share a
+    64-bit hash) on ``tie``, an order-preserving rank of the item strings. Unordered."""
+    n = prim.size
+    kth = prim[0] if uniform_prim else np.partition(prim.copy(), k - 1)[k - 1]
+    out = np.empty(k, dtype=np.int64)
+    m = 0
+    n_eq = 0
+    for j in range(n):
+        if prim[j] < kth:
+            out[m] = j
+            m += 1
+        elif prim[j] == kth:
+            n_eq += 1
+    need = k - m
+    eq = np.empty(n_eq, dtype=np.int64)
+    e = 0
+    for j in range(n):
+        if prim[j] == kth:
+            eq[e] = j
+            e += 1
+    if n_eq > need:
+        r = np.empty(n_eq, dtype=np.uint64)
+        for j in range(n_eq):
+            r[j] = rand[eq[j]]
+        rkth = np.partition(r.copy(), need - 1)[need - 1]
+        n_tied = 0
+        for j in range(n_eq):
+            if r[j] < rkth:
+                out[m] = eq[j]
+                m += 1
+            elif r[j] == rkth:
+                n_tied += 1
+        tied = np.empty(n_tied, dtype=np.int64)
+        t = 0
+        for j in range(n_eq):
+            if r[j] == rkth:
+                tied[t] = eq[j]
+                t += 1
+        # equal rand: equal item hashes (distinct hashes give distinct rand); the item
+        # strings decide, never the interning order (which depends on other users)
+        tied = tied[np.argsort(tie[tied], kind="mergesort")]
+        for j in range(k - m):
+            out[m] = tied[j]
+            m += 1
+    else:
+        for j in range(n_eq):
+            out[m] = eq[j]
+            m += 1
+    return out
+
+
+@njit(cache=True, parallel=True)
+def bound_rows(indptr, items, counts, seeds, item_hashes, item_tie, item_rank, max_items, mode,
+               ordered):
+    """Cap every user to ≤ max_items items; returns (indptr, positions) of the bounded sets,
+    positions indexing the input ``items``/``counts`` arrays.
+
+    Priority (``Priority`` values), lowest first: mode 0 a per-user random key splitmix64(seed_user ^ mix(hash(item)))
+    (a uniform sample; a function of the run key, the user id and the item string only);
+    mode 1 (−own count, key); mode 2 (public rank, −own count, key). For ``ordered`` rows (GW's
+    fill order) the key is mix(hash(item)) itself: ties are broken the same way for every user,
+    a function of the user's own data that concentrates the greedy budget (GW releases ~2% more
+    items on Reddit). Unordered "top" caps keep the per-user random key: consistent ties there
+    concentrate weight on arbitrary low-hash items (DPNE released ~15% fewer n-grams).
+    Remaining ties (two items with one 64-bit hash: 2^-64 by chance, ~2^32 work to craft) go
+    to ``item_tie``, a rank that orders items as their strings do (length 1: no such ties).
+    Selection is O(row length); with ``ordered`` the kept items are emitted in priority order
+    (GW fills them in that order).
+    """
+    n_rows = indptr.size - 1
+    out_ptr = np.zeros(n_rows + 1, dtype=np.int64)
+    for r in range(n_rows):
+        out_ptr[r + 1] = out_ptr[r] + min(indptr[r + 1] - indptr[r], max_items)
+    out_pos = np.empty(out_ptr[n_rows], dtype=np.int64)
+    hmix = np.empty(item_hashes.size, dtype=np.uint64)
+    for i in prange(item_hashes.size):
+        hmix[i] = _splitmix64(item_hashes[i])
+    for r in prange(n_rows):
+        s = indptr[r]
+        n = indptr[r + 1] - s
+        o = out_ptr[r]
+        if n <= max_items and not ordered:
+            for j in range(n):
+                out_pos[o + j] = s + j
+            continue
+        rand = np.empty(n, dtype=np.uint64)
+        prim = np.zeros(n, dtype=np.uint64)
+        tie = np.zeros(n, dtype=np.int64)
+        for j in range(n):
+            if item_tie.size > 1:
+                tie[j] = item_tie[items[s + j]]
+            h = hmix[items[s + j]]
+            rand[j] = h if ordered else _splitmix64(seeds[r] ^ h)
+            if mode != 0:
+                c = np.uint64(0xFFFFFFFF) - np.uint64(min(counts[s + j], 0xFFFFFFFF))
+                if mode == 2:
+                    c |= np.uint64(item_rank[items[s + j]]) << np.uint64(32)
+                prim[j] = c
+        if n > max_items:
+            sel = _select_smallest(prim, rand, tie, max_items, mode == 0)
+        else:
+            sel = np.arange(n)
+        if ordered:
+            # sort the kept items by (prim, rand, tie): stably by each key, least significant first
+            sel = sel[np.argsort(tie[sel], kind="mergesort")]
+            sel = sel[np.argsort(rand[sel], kind="mergesort")]
+            sel = sel[np.argsort(prim[sel], kind="mergesort")]
+        for j in range(sel.size):
+            out_pos[o + j] = s + sel[j]
+    return out_ptr, out_pos

@@ -1,0 +1,240 @@
+"""Token sequences by user, and the level-wise n-gram weights DPNE asks of them.
+
+An n-gram is a tuple of tokens; it is joined into a string (``joiner``) only to hash it as the
+bounding does and to output it. The extractor drops tokens that contain the joiner wherever it
+joins tokens, so joining is one-to-one.
+
+The level-n candidates C_n = {g : g[:-1] ∈ S_{n−1} and g[1:] ∈ S_{n−1}} depend only on the
+released (public) S_{n−1}: ``CandidateJoin`` enumerates and counts them exactly. Private data:
+``TokenCorpus`` and the weights it yields are never written to an output.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+
+from .bounding import Bounding, Weighting, user_weights
+from .errors import ParameterError
+from .itemsets import ItemSets, Vocabulary
+from .privacy.noise import RandomSource, uniform_below
+
+Gram = tuple[str, ...]   # an n-gram: its tokens
+
+
+class TokenCorpus:
+    """Token-id sequences by user, for level-wise n-gram mechanisms (DPNE).
+
+    ``tokens`` (int32 ids into ``vocab``), ``seq_ptr`` (int64 offsets of sequences: a document,
+    or a run of it between dropped over-long tokens), ``seq_user`` (int32 user row per sequence).
+    Private data, like ItemSets.
+    """
+
+    __slots__ = ("vocab", "user_ids", "tokens", "seq_ptr", "seq_user", "joiner")
+
+    def __init__(self, vocab, user_ids, tokens, seq_ptr, seq_user, joiner=" "):
+        self.vocab, self.user_ids, self.joiner = vocab, list(user_ids), joiner
+        self.tokens = np.asarray(tokens, dtype=np.int32)
+        self.seq_ptr = np.asarray(seq_ptr, dtype=np.int64)
+        self.seq_user = np.asarray(seq_user, dtype=np.int32)
+
+    @property
+    def n_users(self) -> int:
+        return len(self.user_ids)
+
+    def without_users(self, user_ids) -> "TokenCorpus":
+        gone = set(user_ids)
+        drop = {i for i, u in enumerate(self.user_ids) if u in gone}
+        keep_users = [i for i in range(self.n_users) if i not in drop]
+        remap = np.full(self.n_users, -1, dtype=np.int64)
+        remap[keep_users] = np.arange(len(keep_users))
+        keep_seq = np.flatnonzero(remap[self.seq_user] >= 0)
+        lengths = np.diff(self.seq_ptr)[keep_seq]
+        ptr = np.zeros(keep_seq.size + 1, dtype=np.int64)
+        np.cumsum(lengths, out=ptr[1:])
+        take = np.concatenate([np.arange(self.seq_ptr[s], self.seq_ptr[s + 1]) for s in keep_seq]) \
+            if keep_seq.size else np.zeros(0, np.int64)
+        return TokenCorpus(self.vocab, [self.user_ids[i] for i in keep_users], self.tokens[take],
+                           ptr, remap[self.seq_user[keep_seq]], self.joiner)
+
+    @classmethod
+    def from_user_runs(cls, pairs, joiner: str) -> "TokenCorpus":
+        """From (user id, token runs) pairs, each user once (a Dask partition)."""
+        vocab = Vocabulary()
+        index, add = vocab.index, vocab.add
+        user_ids, tokens, ptr, seq_user = [], [], [0], []
+        for u, (user, runs) in enumerate(pairs):
+            user_ids.append(user)
+            for run in runs:
+                for t in run:
+                    i = index.get(t)
+                    tokens.append(add(t) if i is None else i)
+                ptr.append(len(tokens))
+                seq_user.append(u)
+        return cls(vocab, user_ids, tokens, ptr, seq_user, joiner)
+
+    # -- what mechanisms ask of user data (the ``bounding.UserData`` protocol) ------------------
+    def ngram_levels(self, bounding: Bounding) -> "TokenLevels":
+        return TokenLevels(self, bounding)
+
+    def _not_item_sets(self, *args, **kwargs):
+        raise ParameterError("mechanism input", "token sequences",
+                             "item sets (this mechanism counts each user's distinct items)",
+                             "Run it through a recipe, or build its input with "
+                             "dp_vocab.extract_itemsets().")
+
+    bounded_rows = weight_sums = holder_counts = _not_item_sets
+
+    def __repr__(self) -> str:
+        return "<TokenCorpus (private data)>"
+
+
+def _level_itemsets(corpus: TokenCorpus, cand: np.ndarray, pos_user: np.ndarray, names_of):
+    """Per-user distinct candidates from per-position candidate keys (−1: none).
+
+    Returns (ItemSets over this level's present candidates, their sorted int64 keys)."""
+    valid = np.flatnonzero(cand >= 0)
+    users, keys_at = pos_user[valid].astype(np.int64), cand[valid]
+    order = np.lexsort((keys_at, users))          # by user, then key: any number of users
+    users, keys_at = users[order], keys_at[order]
+    new = np.ones(users.size, dtype=bool)
+    new[1:] = (users[1:] != users[:-1]) | (keys_at[1:] != keys_at[:-1])
+    starts = np.flatnonzero(new)
+    counts = np.diff(np.append(starts, users.size))
+    keys, item_ids = np.unique(keys_at[starts], return_inverse=True)
+    indptr = np.zeros(corpus.n_users + 1, dtype=np.int64)
+    np.cumsum(np.bincount(users[starts], minlength=corpus.n_users), out=indptr[1:])
+    vocab = Vocabulary(names_of(keys))
+    return ItemSets(vocab, corpus.user_ids, indptr, item_ids.astype(np.int32),
+                    np.minimum(counts, 2 ** 31 - 1)), keys
+
+
+class CandidateJoin:
+    """C_n from the released (n−1)-grams S (public, sorted): g with g[:-1] ∈ S and g[1:] ∈ S.
+
+    Candidate key: index(g[:-1])·|S| + index(g[1:]) (int64 for |S| < 2^31). |C_n| is counted
+    exactly by grouping S by the overlapping (n−2)-gram; ``sample`` draws distinct uniform
+    members by rejection."""
+
+    def __init__(self, prev: list[Gram]):
+        if len(prev) >= 2 ** 31:
+            raise ParameterError("dpne level size", "2^31 or more released n-grams",
+                                 "fewer than 2^31", "Lower epsilon or max_items_per_user.")
+        self.prev, self.m = prev, len(prev)
+        self.index = {g: i for i, g in enumerate(prev)}
+        by_suffix, by_prefix = defaultdict(list), defaultdict(list)
+        for idx, g in enumerate(prev):
+            by_suffix[g[1:]].append(idx)
+            by_prefix[g[:-1]].append(idx)
+        self.blocks = [(by_suffix[k], by_prefix[k]) for k in sorted(set(by_suffix) & set(by_prefix))]
+        sizes = np.array([len(a) * len(b) for a, b in self.blocks], dtype=np.int64)
+        self.cum = np.cumsum(sizes)
+        self.size = int(self.cum[-1]) if sizes.size else 0
+
+    def key_of(self, gram: Gram) -> int:
+        """The key of a member of C_n (its prefix and suffix are in S by construction)."""
+        return self.index[gram[:-1]] * self.m + self.index[gram[1:]]
+
+    def gram_of(self, key: int) -> Gram:
+        a, b = divmod(int(key), self.m)
+        return self.prev[a] + self.prev[b][-1:]
+
+    def sample(self, k: int, exclude: set, random: RandomSource) -> list[Gram]:
+        chosen: dict[int, Gram] = {}
+        while len(chosen) < k:
+            for r in uniform_below(self.size, 2 * (k - len(chosen)), random).tolist():
+                blk = int(np.searchsorted(self.cum, r, side="right"))
+                off = r - (int(self.cum[blk - 1]) if blk else 0)
+                a_ids, b_ids = self.blocks[blk]
+                key = a_ids[off // len(b_ids)] * self.m + b_ids[off % len(b_ids)]
+                if key in exclude or key in chosen:
+                    continue
+                chosen[key] = self.gram_of(key)
+                if len(chosen) == k:
+                    break
+        return list(chosen.values())
+
+
+class TokenLevels:
+    """DPNE levels over in-memory token sequences: per-position ids of the released
+    (n−1)-grams, from which level-n candidates are read off in vectorised passes."""
+
+    def __init__(self, corpus: TokenCorpus, bounding: Bounding):
+        self.corpus, self.bounding, self.joiner = corpus, bounding, corpus.joiner
+        self.pos_user = np.repeat(corpus.seq_user, np.diff(corpus.seq_ptr))
+        # position i's sequence end, to keep n-grams inside their sequence
+        self.seq_end = np.repeat(corpus.seq_ptr[1:], np.diff(corpus.seq_ptr))
+        self.s_prev: np.ndarray | None = None   # id in S_{n−1} of the (n−1)-gram at i, or −1
+        self.prev: list[Gram] = []
+        self._cand = np.zeros(0, dtype=np.int64)
+
+    def _candidates(self, n: int) -> np.ndarray:
+        """Per position: the key of the level-n candidate starting there, or −1."""
+        if n == 1:
+            return self.corpus.tokens.astype(np.int64)
+        s, m = self.s_prev, len(self.prev)
+        cand = np.full(s.size, -1, dtype=np.int64)
+        i = np.arange(s.size - 1)
+        ok = (s[:-1] >= 0) & (s[1:] >= 0) & (i + n <= self.seq_end[:-1])
+        cand[:-1][ok] = s[:-1][ok] * m + s[1:][ok]
+        return cand
+
+    def _grams_of(self, n: int, keys: np.ndarray) -> list[Gram]:
+        if n == 1:
+            strings = self.corpus.vocab.strings
+            return [(strings[int(k)],) for k in keys]
+        join = CandidateJoin(self.prev)
+        return [join.gram_of(k) for k in keys]
+
+    def level_weights(self, n: int, key: bytes) -> tuple[list[Gram], np.ndarray]:
+        """Positive level-n weights (user weights 1/√k on ≤ Δ0 candidates each)."""
+        join_str = self.joiner.join
+        self._cand = cand = self._candidates(n)
+        level, keys = _level_itemsets(self.corpus, cand, self.pos_user,
+                                      lambda ks: [join_str(g) for g in self._grams_of(n, ks)])
+        b = level.bounded_rows(key, self.bounding).bounded   # item ids index ``keys``
+        w = user_weights(b, len(level.vocab), Weighting.L2)
+        pos = np.flatnonzero(w > 0)
+        return self._grams_of(n, keys[pos]), w[pos]
+
+    def replay(self, released: list[list[Gram]]) -> "TokenLevels":
+        """Set S_1..S_m from the released levels in turn (a fresh partition on a worker)."""
+        for n, grams in enumerate(released, 1):
+            self._cand = self._candidates(n)
+            self.set_released(n, grams)
+        return self
+
+    def set_released(self, n: int, grams: list[Gram]) -> None:
+        """S_n (sorted token tuples, members of the level last weighed): mark the positions
+        whose n-gram was released."""
+        if n == 1:  # keys are token ids: a lookup table
+            table = np.full(len(self.corpus.vocab), -1, dtype=np.int64)
+            ids = np.array([self.corpus.vocab.get(g[0], -1) for g in grams], dtype=np.int64)
+            table[ids[ids >= 0]] = np.flatnonzero(ids >= 0)
+            s = table[self.corpus.tokens]
+        else:
+            join = CandidateJoin(self.prev)  # grams are members of C_n: keys, then positions
+            keys = np.array([join.key_of(g) for g in grams], dtype=np.int64)
+            cand = self._cand
+            s = np.full(cand.size, -1, dtype=np.int64)
+            valid = np.flatnonzero(cand >= 0)
+            if valid.size:
+                order = np.argsort(keys)
+                sorted_keys = keys[order]
+                idx = np.minimum(np.searchsorted(sorted_keys, cand[valid]), sorted_keys.size - 1)
+                hit = sorted_keys[idx] == cand[valid]
+                s[valid[hit]] = order[idx[hit]]
+        self.s_prev, self.prev = s, list(grams)
+
+    def set_released_grams(self, n: int, grams: list[Gram]) -> None:
+        """Set S_n to any sorted token tuples (tests, audits): a slow pass over all positions."""
+        if n == 1:
+            return self.set_released(1, grams)
+        toks, strings = self.corpus.tokens, self.corpus.vocab.strings
+        index = {g: i for i, g in enumerate(grams)}
+        s = np.full(toks.size, -1, dtype=np.int64)
+        for i in range(toks.size - n + 1):
+            if i + n <= self.seq_end[i]:
+                s[i] = index.get(tuple(strings[t] for t in toks[i:i + n]), -1)
+        self.s_prev, self.prev = s, list(grams)

@@ -1,0 +1,49 @@
+"""Bounding written once (dp_vocab.bounding): what is specific to it beyond the mechanism
+contract suite."""
+
+import numpy as np
+import pytest
+
+import dp_vocab.itemsets as itemsets_module
+from dp_vocab import ItemSets, make_mechanism
+
+KEYS = [bytes([k]) * 32 for k in range(40)]
+
+
+@pytest.fixture
+def a_and_b_share_a_hash(monkeypatch):
+    """Force a 64-bit collision between the items "a" and "b" (crafting one costs ~2^32)."""
+    real = itemsets_module.item_hashes
+
+    def colliding(strings, person=b""):
+        strings = list(strings)
+        h = real(strings, person)
+        if not person:
+            h[[i for i, s in enumerate(strings) if s == "b"]] = real(["a"])[0]
+        return h
+    monkeypatch.setattr(itemsets_module, "item_hashes", colliding)
+
+
+@pytest.mark.parametrize("name", ["count_laplace", "gw", "policy_gaussian"])
+def test_items_sharing_a_hash_tie_by_their_strings(a_and_b_share_a_hash, name):
+    """Y = {a, b}, X = {b}, Δ0 = 1. With X read first, "b" is interned before "a"; a tie broken
+    by interning order would keep b for Y with X and a without (L1 distance 3 > Δ0)."""
+    m = make_mechanism(name, epsilon=1.0, delta=1e-5, max_items_per_user=1)
+    with_x = ItemSets.from_user_items([("x", ["b"]), ("y", ["a", "b"])])
+    without_x = ItemSets.from_user_items([("y", ["a", "b"])])
+    assert with_x.vocab.hashes()[0] == with_x.vocab.hashes()[1]   # the collision is real
+    for key in KEYS:
+        kept = []
+        for data in (with_x, without_x):
+            b = m.bound(data, key)
+            row = data.user_ids.index("y")
+            kept.append([data.vocab[int(i)] for i in b.items[b.indptr[row]:b.indptr[row + 1]]])
+        assert kept[0] == kept[1] == ["a"]   # "a" < "b": the strings decide
+        h, hp = m.histogram(with_x, key), m.histogram(without_x, key)
+        assert sum(abs(h.get(k, 0) - hp.get(k, 0)) for k in set(h) | set(hp)) <= 1 + 1e-9
+
+
+def test_no_collision_means_no_tie_table():
+    its = ItemSets.from_user_items([("u", ["a", "b", "c"])])
+    assert its.vocab.ties().size == 1   # the common case costs one uniqueness check
+    assert np.unique(its.vocab.hashes()).size == 3
