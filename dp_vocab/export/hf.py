@@ -12,7 +12,8 @@ post-processor and special tokens marked special:
 
 The normaliser is the one that extracted the items (NFKC, lower-casing), so ``decode(encode(t))``
 gives the normalised ``t`` (BERT style: up to spacing around punctuation). Every vocabulary entry
-is a special token, a released item, a piece of released items, or a public byte.
+is a special token, a released item, a piece of released items, or public (the 256 bytes of
+byte-level BPE; the printable ASCII characters of WordPiece and Unigram).
 The files are written as JSON by us: ``transformers`` is not needed to export, only to load.
 """
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import json
 import math
+import string
 from pathlib import Path
 
 from ..errors import ParameterError
@@ -100,8 +102,13 @@ def _surface(item: str, items: dict) -> str:
     return item.replace(METASPACE, " ").strip()
 
 
+# Public characters every WordPiece/Unigram vocabulary holds, so common text has no unknowns
+PUBLIC_ALPHABET = string.ascii_letters + string.digits + string.punctuation
+
+
 def _alphabet(words) -> list[str]:
-    return sorted({ch for w in words for ch in w})
+    """The characters of the released items, plus the public ASCII alphabet."""
+    return sorted({ch for w in words for ch in w} | set(PUBLIC_ALPHABET))
 
 
 def _check_int(name: str, value, minimum: int) -> int:
