@@ -85,11 +85,12 @@ def _items_pre_tokenizer(items: dict):
             pre_tokenizers.WhitespaceSplit(),
             pre_tokenizers.Split(Regex(items["pattern"]), behavior="isolated")])
     if kind == "hf_pre_tokenizer":
+        # byte-level / metaspace items carry space marks; BERT style uses their surface text
         return {"whitespace": pre_tokenizers.Whitespace,
                 "whitespace_split": pre_tokenizers.WhitespaceSplit,
                 "bert": pre_tokenizers.BertPreTokenizer,
-                "byte_level": lambda: pre_tokenizers.ByteLevel(add_prefix_space=False),
-                "metaspace": pre_tokenizers.Metaspace}[items["kind"]]()
+                "byte_level": pre_tokenizers.BertPreTokenizer,
+                "metaspace": pre_tokenizers.WhitespaceSplit}[items["kind"]]()
     # spaCy's rules have no HF equivalent: BERT's split on whitespace and punctuation is closest
     return pre_tokenizers.BertPreTokenizer()
 
@@ -179,6 +180,9 @@ class HFTokenizerExporter:
 
         special = set(self.special_tokens)
         words = [w for w in release.items if w not in special]
+        if self.style.pieces == "items":
+            words = [w for w in dict.fromkeys(_surface(w, items) for w in words)
+                     if w and w not in special]
         if self.model == "wordlevel":
             vocab = {t: i for i, t in enumerate(self.special_tokens + words)}
             tok = Tokenizer(models.WordLevel(vocab, unk_token=self.unk))
