@@ -211,6 +211,7 @@ def test_classic_files_build_the_same_model(tmp_path, model):
     ({"vocab_size": "big"}, "export.vocab_size"),
     ({"special_tokens": "[UNK]"}, "export.special_tokens"),
     ({"special_tokens": [""]}, "export.special_tokens"),
+    ({"special_tokens": ["<a\nb>"]}, "export.special_tokens"),
     ({"classic_files": "yes"}, "export.classic_files"),
     ({"model_max_length": 0}, "export.model_max_length"),
 ])

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from ..errors import ParameterError
 from ..release import Release
-from .lines import check_items_writable
+from .lines import LINE_BREAK, LONE_SURROGATE, check_items_writable
 
 MODELS = ("wordlevel", "wordpiece", "bpe", "unigram")
 
@@ -147,10 +147,12 @@ class HFTokenizerExporter:
                                  + ", ".join(s for s, st in STYLES.items() if model in st.models))
         self.model, self.style = model, STYLES[style]
         extra = [] if special_tokens is None else special_tokens
-        if not isinstance(extra, (list, tuple)) or not all(isinstance(t, str) and t.strip()
-                                                           for t in extra):
+        if not isinstance(extra, (list, tuple)) or not all(
+                isinstance(t, str) and t.strip() and not LINE_BREAK.search(t)
+                and not LONE_SURROGATE.search(t) for t in extra):
             raise ParameterError("export.special_tokens", special_tokens,
-                                 "a list of extra special tokens (non-blank strings)",
+                                 "a list of extra special tokens (non-blank strings without "
+                                 "line breaks)",
                                  f"The {style} style already declares "
                                  + " ".join(self.style.special_tokens) + ".")
         self.special_tokens = list(dict.fromkeys(self.style.special_tokens + list(extra)))
