@@ -1,4 +1,5 @@
-"""Tokenizer export benchmark: build WordLevel/WordPiece/BPE/Unigram from a 200k-word DP histogram.
+"""Tokenizer export benchmark: every preset (BERT WordLevel/WordPiece, GPT-2 byte-level BPE,
+SentencePiece/T5 Unigram) from a 200k-word DP histogram.
 
     python benchmarks/bench_export.py [--words 200000] [--bpe-vocab 30000]
 
@@ -39,15 +40,16 @@ def main() -> None:
                   randomness={}, privacy={}, counts=counts)
     items = {"tokenizer": "regex", "pattern": DEFAULT_PATTERN, "nfkc": True, "lowercase": True}
     print(f"{len(counts):,} words, {sum(counts.values()):,} total count")
-    for model in ("wordlevel", "wordpiece", "unigram", "bpe"):
-        exp = HFTokenizerExporter(model=model, vocab_size=args.bpe_vocab)
+    for model, style in (("wordlevel", "bert"), ("wordpiece", "bert"), ("unigram", "sentencepiece"),
+                         ("unigram", "t5"), ("bpe", "gpt2")):
+        exp = HFTokenizerExporter(model=model, style=style, vocab_size=args.bpe_vocab)
         with tempfile.TemporaryDirectory() as tmp:
             t = time.perf_counter()
             exp.export(rel, Path(tmp), {"items": items})
             dt = time.perf_counter() - t
             from tokenizers import Tokenizer
             size = Tokenizer.from_file(str(Path(tmp) / "hf" / "tokenizer.json")).get_vocab_size()
-        print(f"{model:10s} {dt:6.2f} s  vocab {size:,}")
+        print(f"{model:10s} {style:14s} {dt:6.2f} s  vocab {size:,}")
 
 
 if __name__ == "__main__":

@@ -82,6 +82,27 @@ def _load(source, progress, sequences: bool = False):
                    on_progress=(lambda: progress(reader)) if progress else None)
 
 
+PUBLIC_PARAMS = ("public_frequencies", "lang")
+
+
+def _with_recipe_public_params(source, mechanisms, params: dict) -> dict:
+    """A recipe's public inputs ([mechanism] public_frequencies, lang) go to every compared
+    mechanism that takes them, unless given per mechanism."""
+    if isinstance(source, ItemSets) or Path(source).suffix != ".cfg":
+        return params
+    from .recipes import load_recipe
+    from .registry import mechanism_parameters
+    section = load_recipe(source)["mechanism"]
+    public = {k: section[k] for k in PUBLIC_PARAMS if k in section}
+    out = {m: dict(p) for m, p in params.items()}
+    for m in mechanisms:
+        accepted = {name for name, _ in mechanism_parameters(m)}
+        for k, v in public.items():
+            if k in accepted:
+                out.setdefault(m, {}).setdefault(k, v)
+    return out
+
+
 _SHARED: dict = {}
 
 
@@ -115,7 +136,7 @@ def evaluate(source, mechanisms: list[str], epsilons: list[float], delta: float 
     if repeats < 1:
         raise ParameterError("repeats", repeats, "an integer >= 1")
     d0s = list(max_items_per_user or [100])
-    mechanism_params = mechanism_params or {}
+    mechanism_params = _with_recipe_public_params(source, mechanisms, mechanism_params or {})
     from .mechanisms import MECHANISMS
     itemsets = _load(source, progress)
     needs_seq = any(getattr(MECHANISMS.get(m), "input", "itemsets") == "sequences"

@@ -136,17 +136,19 @@ def plain_exporter(jsonl: bool = True):
 
 
 @registry.exporters("dp_vocab.hf_tokenizer.v1")
-def hf_tokenizer_exporter(model: str = "wordpiece", special_tokens: list | None = None,
-                          vocab_size: int = 30000, classic_files: bool = False):
+def hf_tokenizer_exporter(model: str | None = None, style: str | None = None,
+                          special_tokens: list | None = None, vocab_size: int = 30000,
+                          classic_files: bool = False, model_max_length: int | None = None):
     from .export.hf import HFTokenizerExporter
-    return HFTokenizerExporter(model=model, special_tokens=special_tokens, vocab_size=vocab_size,
-                               classic_files=classic_files)
+    return HFTokenizerExporter(model=model, style=style, special_tokens=special_tokens,
+                               vocab_size=vocab_size, classic_files=classic_files,
+                               model_max_length=model_max_length)
 
 
 @registry.exporters("dp_vocab.spacy.v1")
-def spacy_exporter(lang: str = "en"):
+def spacy_exporter(lang: str = "en", pipeline: bool = True):
     from .export.spacy import SpacyExporter
-    return SpacyExporter(lang=lang)
+    return SpacyExporter(lang=lang, pipeline=pipeline)
 
 
 # ---- count releases over the released vocabulary ----------------------------------------------

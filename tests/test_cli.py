@@ -186,7 +186,7 @@ def test_exporter_needing_counts_fails_before_reading(tmp_path):
     from dp_vocab.errors import RecipeError
     with pytest.raises(RecipeError, match="needs DP counts"):
         run_recipe(REPO / "recipes" / "private-wordpiece.cfg", tmp_path / "o",
-                   overrides={"export.model": "bpe",
+                   overrides={"export.model": "bpe", "export.style": "gpt2",
                               "paths.corpus": str(tmp_path / "not-read.jsonl")})
 
 

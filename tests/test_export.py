@@ -1,86 +1,322 @@
-"""Exporters: round trips through the real libraries (tokenizers, spaCy) and count releases."""
+"""Exporters: round trips through the real libraries (tokenizers, transformers, spaCy) and count
+releases."""
 
 import json
 import math
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tokenizers import Tokenizer
+from tokenizers import Tokenizer, decoders, models
 
 from dp_vocab import ItemSets, make_mechanism
 from dp_vocab.counts import DiscreteGaussianCounts, DiscreteLaplaceCounts
-from dp_vocab.export.hf import HFTokenizerExporter
+from dp_vocab.errors import ParameterError
+from dp_vocab.export.hf import PUBLIC_ALPHABET, STYLES, HFTokenizerExporter
 from dp_vocab.export.spacy import SpacyExporter
 from dp_vocab.privacy.noise import RandomSource
 from dp_vocab.release import Release
 from dp_vocab.text.tokenizers import DEFAULT_PATTERN
 
+REPO = Path(__file__).resolve().parents[1]
 ITEMS = {"tokenizer": "regex", "pattern": DEFAULT_PATTERN, "nfkc": True, "lowercase": True}
-WORDS = ["the", "college", "students", "apply", "stanford", "doesn't", ",", ".", "!", "real"]
+WORDS = ["the", "college", "students", "apply", "stanford", "doesn't", ",", ".", "!", "real",
+         "is", "hard", "university"]
 HELD_OUT = "Stanford doesn't exist, COLLEGE students! Ｆｕｌｌ-width çà"
+# Only released words: decode(encode(t)) must give back the normalised text exactly
+KNOWN = "The University is HARD, Stanford doesn't apply! Real college students apply."
+KNOWN_NORMALISED = KNOWN.lower()
+# (model, style): every preset
+PRESETS = [("wordlevel", "bert"), ("wordpiece", "bert"), ("bpe", "gpt2"), ("unigram", "t5"),
+           ("unigram", "sentencepiece")]
 
 
-def release(with_counts=True):
-    counts = {w: 1000 // (i + 1) for i, w in enumerate(WORDS)} if with_counts else None
-    return Release(items=sorted(WORDS), mechanism="test", params={}, epsilon=1.0, delta=1e-5,
+def release(with_counts=True, items=None):
+    items = WORDS if items is None else items
+    counts = {w: 1000 // (i + 1) for i, w in enumerate(items)} if with_counts else None
+    return Release(items=sorted(items), mechanism="test", params={}, epsilon=1.0, delta=1e-5,
                    randomness={"mode": "os"}, privacy={}, counts=counts)
 
 
-def derived_ok(piece: str, special) -> bool:
-    core = piece[2:] if piece.startswith("##") else piece
-    return piece in special or any(core in w for w in WORDS)
-
-
-@pytest.mark.parametrize("model", ["wordlevel", "wordpiece", "bpe", "unigram"])
-def test_hf_round_trip(tmp_path, model):
-    exp = HFTokenizerExporter(model=model, vocab_size=200, classic_files=True)
+def export(tmp_path, model, style, **kw):
+    exp = HFTokenizerExporter(model=model, style=style, vocab_size=kw.pop("vocab_size", 400),
+                              **kw)
     files = exp.export(release(), tmp_path, {"items": ITEMS})
-    tok = Tokenizer.from_file(str(tmp_path / "hf" / "tokenizer.json"))
+    return exp, files, Tokenizer.from_file(str(tmp_path / "hf" / "tokenizer.json"))
+
+
+def surface(piece: str) -> str:
+    """The text a vocabulary entry stands for (without WordPiece/Metaspace/byte-level marks)."""
+    if piece.startswith("##"):
+        piece = piece[2:]
+    piece = piece.replace("▁", "")
+    return decoders.ByteLevel().decode([piece]).strip() if "Ġ" in piece else piece
+
+
+def public_or_derived(piece: str, special, byte_level: bool) -> bool:
+    core = surface(piece)
+    if piece in special or core == "" or core in PUBLIC_ALPHABET:
+        return True
+    if byte_level and len(piece) == 1:  # one of the 256 public byte symbols
+        return True
+    return any(core in w for w in WORDS)
+
+
+@pytest.mark.parametrize("model,style", PRESETS)
+def test_tokenizer_json_round_trip(tmp_path, model, style):
+    exp, files, tok = export(tmp_path, model, style)
+    assert {"hf/tokenizer.json", "hf/tokenizer_config.json",
+            "hf/special_tokens_map.json"} <= set(files)
     vocab = tok.get_vocab()
-    assert set(exp.special_tokens) <= set(vocab)
-    assert all(derived_ok(p, exp.special_tokens) for p in vocab), sorted(vocab)
-    enc = tok.encode(HELD_OUT)
-    assert "stanford" in enc.tokens and "college" in enc.tokens  # normaliser: lower-casing
+    assert sorted(vocab.values()) == list(range(len(vocab)))
+    # nothing but special tokens, released items, their pieces and public symbols
+    bad = [p for p in vocab if not public_or_derived(p, exp.special_tokens, style == "gpt2")]
+    assert not bad, bad
+    data = json.loads((tmp_path / "hf" / "tokenizer.json").read_text())
+    for part in ("normalizer", "pre_tokenizer", "model", "decoder", "post_processor"):
+        assert data[part] is not None, part
+    assert {t["content"] for t in data["added_tokens"] if t["special"]} == set(exp.special_tokens)
+
+    # encode → decode gives back the normalised text
+    enc = tok.encode(KNOWN)
+    assert tok.decode(enc.ids) == KNOWN_NORMALISED
+    assert "stanford" in "".join(enc.tokens)  # normaliser: NFKC + lower-casing
     if model in ("wordlevel", "wordpiece"):
-        assert all(w in vocab for w in WORDS)  # the released items themselves
-    if model == "wordpiece":
-        assert (tmp_path / "hf" / "vocab.txt").exists() and "hf/vocab.txt" in files
-    if model == "bpe":
-        assert (tmp_path / "hf" / "merges.txt").exists()
+        assert all(w in vocab for w in WORDS) and "stanford" in enc.tokens
+    if style != "gpt2":  # byte-level BPE has no unknown token at all
+        unk = exp.style.roles["unk_token"]
+        assert tok.token_to_id(unk) not in tok.encode(KNOWN, add_special_tokens=False).ids
+
+    # special tokens are atomic, whatever the normaliser and pre-tokenizer would do to them
+    for special in exp.special_tokens:
+        ids = tok.encode(f"the {special} college", add_special_tokens=False).ids
+        sid = tok.token_to_id(special)
+        assert ids.count(sid) == 1, (special, ids)
+        assert tok.decode([i for i in ids if i != sid]).split() == ["the", "college"]
+
+    # the post-processor adds the style's markers
+    ids = enc.ids
+    roles = exp.style.roles
+    if style == "bert":
+        assert ids[0] == tok.token_to_id("[CLS]") and ids[-1] == tok.token_to_id("[SEP]")
+        pair = tok.encode("the college", "real students")
+        assert pair.type_ids[0] == 0 and pair.type_ids[-1] == 1
+        assert pair.ids.count(tok.token_to_id("[SEP]")) == 2
+    elif style == "t5":
+        assert ids[-1] == tok.token_to_id("</s>") and ids[0] != tok.token_to_id("</s>")
+    elif style == "sentencepiece":
+        assert ids[0] == tok.token_to_id("<s>") and ids[-1] == tok.token_to_id("</s>")
+    else:
+        assert tok.token_to_id(roles["eos_token"]) not in ids  # GPT-2 adds nothing
 
 
-def test_bpe_and_unigram_need_counts(tmp_path):
-    from dp_vocab.errors import ParameterError
-    with pytest.raises(ParameterError, match="counts"):
-        HFTokenizerExporter(model="bpe").export(release(False), tmp_path, {"items": ITEMS})
+def test_bpe_decodes_with_spaces_and_learns_words_from_counts(tmp_path):
+    _, _, tok = export(tmp_path, "bpe", "gpt2", vocab_size=600)
+    text = "the university is hard"
+    assert tok.decode(tok.encode(text).ids) == text
+    vocab = tok.get_vocab()
+    # frequent released words become single tokens after a space: "Ġthe", "Ġcollege"
+    assert "Ġthe" in vocab and "Ġcollege" in vocab
+    # a word that was not released is never a token (merges come from released items only)
+    assert not any("exist" in surface(p) for p in vocab)
+    # any text encodes without unknowns: the 256-byte alphabet is complete
+    odd = "ＺＷＳＰ ☃ ünïcödé 🙂"
+    assert tok.decode(tok.encode(odd).ids) == "zwsp ☃ ünïcödé 🙂"
 
 
 def test_unigram_scores_follow_dp_counts(tmp_path):
     HFTokenizerExporter(model="unigram").export(release(), tmp_path, {"items": ITEMS})
     data = json.loads((tmp_path / "hf" / "tokenizer.json").read_text())
     scores = dict(tuple(x) for x in data["model"]["vocab"])
-    assert scores["the"] > scores["college"] > scores["real"]
+    assert scores["▁the"] > scores["▁college"] > scores["▁real"]
 
 
-def test_spacy_round_trip_through_initialize(tmp_path):
-    import spacy
-    from spacy.util import load_config, load_model_from_config
+def test_bpe_and_unigram_need_counts(tmp_path):
+    with pytest.raises(ParameterError, match="counts"):
+        HFTokenizerExporter(model="bpe").export(release(False), tmp_path, {"items": ITEMS})
+
+
+@pytest.mark.parametrize("model,style", PRESETS)
+def test_transformers_loads_pads_batches_and_round_trips(tmp_path, model, style):
+    from transformers import AutoTokenizer
+    exp, _, tok = export(tmp_path, model, style, model_max_length=12)
+    at = AutoTokenizer.from_pretrained(str(tmp_path / "hf"))
+    roles = exp.style.roles
+    for role, token in roles.items():
+        assert getattr(at, role) == token, role
+    assert at.model_max_length == 12
+    assert at(KNOWN)["input_ids"] == tok.encode(KNOWN).ids
+    assert at.decode(at(KNOWN)["input_ids"], skip_special_tokens=True) == KNOWN_NORMALISED
+
+    batch = at(["the college", KNOWN], padding=True, truncation=True)
+    a, b = batch["input_ids"]
+    assert len(a) == len(b) == 12  # truncated to model_max_length, padded to the longest
+    pad = tok.token_to_id(roles["pad_token"])
+    n_real = len(tok.encode("the college").ids)
+    assert a[n_real:] == [pad] * (12 - n_real)
+    assert batch["attention_mask"][0] == [1] * n_real + [0] * (12 - n_real)
+    assert batch["attention_mask"][1] == [1] * 12
+    if style == "bert":
+        assert "token_type_ids" in batch
+
+    at.save_pretrained(str(tmp_path / "saved"))
+    again = AutoTokenizer.from_pretrained(str(tmp_path / "saved"))
+    assert again(KNOWN)["input_ids"] == at(KNOWN)["input_ids"]
+    assert again.special_tokens_map == at.special_tokens_map
+    assert again.model_max_length == 12 and len(again) == len(at)
+
+
+def test_extra_special_tokens_are_atomic_everywhere(tmp_path):
+    from transformers import AutoTokenizer
+    _, _, tok = export(tmp_path, "wordpiece", "bert", special_tokens=["<url>"])
+    assert tok.encode("the <url> college", add_special_tokens=False).tokens == \
+        ["the", "<url>", "college"]
+    at = AutoTokenizer.from_pretrained(str(tmp_path / "hf"))
+    assert "<url>" in at.all_special_tokens
+    assert at.convert_ids_to_tokens(at("the <url>")["input_ids"]) == \
+        ["[CLS]", "the", "<url>", "[SEP]"]
+
+
+@pytest.mark.parametrize("model", ["wordlevel", "wordpiece", "bpe"])
+def test_classic_files_build_the_same_model(tmp_path, model):
+    exp, files, tok = export(tmp_path, model, None, classic_files=True)
+    hf = tmp_path / "hf"
+    if model == "wordpiece":
+        lines = (hf / "vocab.txt").read_text(encoding="utf-8").split("\n")[:-1]
+        assert lines == [tok.id_to_token(i) for i in range(tok.get_vocab_size(False))]
+        classic = models.WordPiece.from_file(str(hf / "vocab.txt"), unk_token="[UNK]")
+    elif model == "wordlevel":
+        classic = models.WordLevel.from_file(str(hf / "vocab.json"), unk_token="[UNK]")
+    else:
+        merges = (hf / "merges.txt").read_text(encoding="utf-8").split("\n")
+        assert all(len(m.split(" ")) == 2 for m in merges[1:] if m)  # one merge a line
+        classic = models.BPE.from_file(str(hf / "vocab.json"), str(hf / "merges.txt"))
+    rebuilt = Tokenizer(classic)
+    rebuilt.normalizer, rebuilt.pre_tokenizer = tok.normalizer, tok.pre_tokenizer
+    for text in (KNOWN, HELD_OUT):
+        assert rebuilt.encode(text).ids == tok.encode(text, add_special_tokens=False).ids
+
+
+@pytest.mark.parametrize("kwargs,field", [
+    ({"model": "gpt"}, "export.model"),
+    ({"style": "roberta"}, "export.style"),
+    ({"model": "wordpiece", "style": "gpt2"}, "export.style"),
+    ({"model": "bpe", "vocab_size": -5}, "export.vocab_size"),
+    ({"model": "bpe", "vocab_size": 100}, "export.vocab_size"),   # < 256 bytes + specials
+    ({"vocab_size": "big"}, "export.vocab_size"),
+    ({"special_tokens": "[UNK]"}, "export.special_tokens"),
+    ({"special_tokens": [""]}, "export.special_tokens"),
+    ({"special_tokens": ["<a\nb>"]}, "export.special_tokens"),
+    ({"classic_files": "yes"}, "export.classic_files"),
+    ({"model_max_length": 0}, "export.model_max_length"),
+])
+def test_hf_parameters_checked_at_construction(kwargs, field):
+    with pytest.raises(ParameterError, match=field.replace(".", r"\.")):
+        HFTokenizerExporter(**kwargs)
+
+
+def test_style_picks_the_model_and_model_picks_the_style():
+    assert HFTokenizerExporter(style="gpt2").model == "bpe"
+    assert HFTokenizerExporter(style="t5").model == "unigram"
+    assert HFTokenizerExporter(model="unigram").style.name == "sentencepiece"
+    assert HFTokenizerExporter().model == "wordpiece" and HFTokenizerExporter().style.name == "bert"
+    assert set(STYLES) == {"bert", "gpt2", "t5", "sentencepiece"}
+
+
+@pytest.mark.parametrize("recipe,override,field", [
+    ("private-bpe.cfg", {"export.vocab_size": -5}, "export.vocab_size"),
+    ("spacy-vocab.cfg", {"export.spacy.lang": "zz"}, "export.spacy.lang"),
+    ("spacy-vocab.cfg", {"export.tokenizer.style": "bert"}, "export.tokenizer.style"),
+    ("private-wordpiece.cfg", {"export.model_max_length": 0}, "export.model_max_length"),
+    # caught by the recipe's type check (a RecipeError), still naming the field
+    ("private-wordpiece.cfg", {"export.classic_files": "sometimes"}, "recipe: export.classic_files"),
+])
+def test_bad_exporter_parameter_stops_the_run_before_reading(tmp_path, recipe, override, field):
+    from dp_vocab.errors import DPVocabError
+    from dp_vocab.recipes import run_recipe
+    # the corpus does not exist: reaching the reader would raise a CorpusError instead
+    overrides = {**override, "paths.corpus": str(tmp_path / "never-read.jsonl")}
+    with pytest.raises(DPVocabError) as err:
+        run_recipe(REPO / "recipes" / recipe, tmp_path / "out", overrides=overrides)
+    assert str(err.value).startswith(field + ": ")
+    assert not (tmp_path / "out").exists() and list(tmp_path.iterdir()) == []
+
+
+# ---- spaCy ------------------------------------------------------------------------------------
+
+def spacy_export(tmp_path, lowercase=True, pipeline=True):
     out = tmp_path / "run"
     out.mkdir()
-    SpacyExporter().export(release(), out, {"output": str(out)})
-    vocab = spacy.vocab.Vocab().from_disk(out / "spacy" / "vocab")
-    assert "college" in vocab.strings
-    nlp = load_model_from_config(load_config(out / "spacy" / "config.cfg"), auto_fill=True)
-    nlp.initialize()
-    table = nlp.vocab.lookups.get_table("lexeme_prob")
-    assert set(table.keys()) == {nlp.vocab.strings[w] for w in WORDS}
-    total = sum(c + 1 for c in release().counts.values())
-    assert nlp.vocab["the"].prob == pytest.approx(math.log(1001 / total))
-    assert nlp.vocab["college"].prob > nlp.vocab["real"].prob
-    assert nlp.vocab["not-released"].prob == -20.0  # spaCy's default for unknown lexemes
+    SpacyExporter(pipeline=pipeline).export(release(), out,
+                                            {"items": {**ITEMS, "lowercase": lowercase}})
+    return out
 
+
+def test_spacy_output_relocates_and_loads(tmp_path):
+    import spacy
+    out = spacy_export(tmp_path)
+    assert str(tmp_path) not in (out / "spacy" / "config.cfg").read_text()
+    moved = tmp_path / "elsewhere" / "moved"
+    moved.parent.mkdir()
+    shutil.move(str(out), str(moved))
+    total = sum(c + 1 for c in release().counts.values())
+    the = math.log(1001 / total)
+
+    nlp = spacy.load(moved / "spacy" / "pipeline")
+    for form in ("the", "The", "THE"):
+        assert nlp.vocab[form].prob == pytest.approx(the), form
+    assert nlp.vocab["College"].prob == nlp.vocab["college"].prob > nlp.vocab["real"].prob
+    assert nlp.vocab["Doesn't"].prob == nlp.vocab["doesn't"].prob
+    assert nlp.vocab["not-released"].prob == -20.0  # spaCy's default for unknown lexemes
+    assert "college" in spacy.vocab.Vocab().from_disk(moved / "spacy" / "vocab").strings
+
+    # spacy assemble from the moved output directory: relative paths resolve there
+    model = tmp_path / "model"
+    res = subprocess.run([sys.executable, "-m", "spacy", "assemble", "spacy/config.cfg",
+                          str(model)], cwd=moved, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    assembled = spacy.load(model)
+    assert assembled.vocab["The"].prob == pytest.approx(the)
+    assert assembled.vocab["college"].prob == nlp.vocab["college"].prob
+
+
+def test_spacy_assemble_elsewhere_fails_clearly_unless_told_where(tmp_path):
+    import spacy
+    from spacy.util import load_config, load_model_from_config
+    from dp_vocab.errors import OutputError
+    out = spacy_export(tmp_path, pipeline=False)
+    assert not (out / "spacy" / "pipeline").exists()
+    config = load_config(out / "spacy" / "config.cfg")
+    with pytest.raises(OutputError, match="paths.dp_vocab_lookups"):  # cwd is not the output
+        load_model_from_config(config, auto_fill=True).initialize()
+    config = load_config(out / "spacy" / "config.cfg",
+                         overrides={"paths.dp_vocab_lookups": str(out / "spacy" / "lookups")})
+    nlp = load_model_from_config(config, auto_fill=True)
+    nlp.initialize()
+    assert nlp.vocab["The"].prob == nlp.vocab["the"].prob > -20
+    assert isinstance(nlp, spacy.language.Language)
+
+
+def test_spacy_cased_vocabulary_keeps_exact_forms(tmp_path):
+    out = spacy_export(tmp_path, lowercase=False, pipeline=False)
+    from spacy.lookups import Lookups
+    table = Lookups().from_disk(out / "spacy" / "lookups").get_table("lexeme_prob")
+    assert "the" in table and "The" not in table and len(table) == len(WORDS)
+
+
+def test_spacy_lang_checked_at_construction():
+    with pytest.raises(ParameterError, match=r"export\.lang"):
+        SpacyExporter(lang="zz")
+    with pytest.raises(ParameterError, match=r"export\.pipeline"):
+        SpacyExporter(pipeline="yes")
+
+
+# ---- count releases ---------------------------------------------------------------------------
 
 users = st.dictionaries(st.integers(0, 20), st.lists(st.sampled_from("abcdefg"), max_size=15),
                         min_size=1, max_size=8)

@@ -1,21 +1,69 @@
-"""Hugging Face ``tokenizers`` export: WordLevel, WordPiece, BPE and Unigram ``tokenizer.json``.
+"""Hugging Face export: a complete ``tokenizer.json`` plus the files ``transformers`` loads.
 
-The normaliser and pre-tokenizer match what extracted the items (NFKC, lower-casing, the same
-regex or HF pre-tokenizer), so the tokenizer sees text the way the vocabulary was built. Every
-vocabulary entry is a declared special token, a released item, or a piece of released items
-(their characters for WordPiece/Unigram; BPE merges learned from released items only).
+Four presets (``style``), each a full pipeline — normaliser, pre-tokenizer, model, decoder,
+post-processor and special tokens marked special:
+
+- ``bert``: WordPiece (or WordLevel) over the released words; the pre-tokenizer that extracted
+  the items; ``[CLS] A [SEP]``; ``[PAD] [UNK] [CLS] [SEP] [MASK]``.
+- ``gpt2``: byte-level BPE, no unknown token. The 256-byte alphabet is public; every merge is
+  learned from released items weighted by their DP counts.
+- ``t5``: Metaspace Unigram, ``</s>`` appended, ``<pad> </s> <unk>``.
+- ``sentencepiece``: Metaspace Unigram, ``<s> A </s>``, ``<unk> <s> </s> <pad>``.
+
+The normaliser is the one that extracted the items (NFKC, lower-casing), so ``decode(encode(t))``
+gives the normalised ``t`` (BERT style: up to spacing around punctuation). Every vocabulary entry
+is a special token, a released item, a piece of released items, or public (the 256 bytes of
+byte-level BPE; the printable ASCII characters of WordPiece and Unigram).
+The files are written as JSON by us: ``transformers`` is not needed to export, only to load.
 """
 
 from __future__ import annotations
 
+import json
 import math
+import string
 from pathlib import Path
 
 from ..errors import ParameterError
 from ..release import Release
+from .lines import LINE_BREAK, LONE_SURROGATE, check_items_writable
 
 MODELS = ("wordlevel", "wordpiece", "bpe", "unigram")
-DEFAULT_SPECIAL = ["[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]"]
+
+
+class Style:
+    """What a preset fixes: special tokens by role, the template, the models it fits."""
+
+    def __init__(self, name, models, roles, single, pair, max_length, pieces):
+        self.name, self.models, self.roles = name, models, roles
+        self.single, self.pair, self.model_max_length, self.pieces = single, pair, max_length, pieces
+
+    @property
+    def special_tokens(self) -> list[str]:
+        return list(dict.fromkeys(self.roles.values()))
+
+
+STYLES = {
+    "bert": Style("bert", ("wordpiece", "wordlevel"),
+                  {"pad_token": "[PAD]", "unk_token": "[UNK]", "cls_token": "[CLS]",
+                   "sep_token": "[SEP]", "mask_token": "[MASK]"},
+                  "[CLS] $A [SEP]", "[CLS] $A [SEP] $B:1 [SEP]:1", 512, "items"),
+    "gpt2": Style("gpt2", ("bpe",),
+                  {"bos_token": "<|endoftext|>", "eos_token": "<|endoftext|>",
+                   "unk_token": "<|endoftext|>", "pad_token": "<|endoftext|>"},
+                  None, None, 1024, "byte_level"),
+    "t5": Style("t5", ("unigram",),
+                {"pad_token": "<pad>", "eos_token": "</s>", "unk_token": "<unk>"},
+                "$A </s>", "$A </s> $B:1 </s>:1", 512, "metaspace"),
+    "sentencepiece": Style("sentencepiece", ("unigram",),
+                           {"unk_token": "<unk>", "bos_token": "<s>", "eos_token": "</s>",
+                            "pad_token": "<pad>"},
+                           "<s> $A </s>", "<s> $A </s> $B:1 </s>:1", 512, "metaspace"),
+}
+DEFAULT_STYLE = {"wordlevel": "bert", "wordpiece": "bert", "bpe": "gpt2", "unigram": "sentencepiece"}
+DEFAULT_ITEMS = {"tokenizer": "regex", "nfkc": True, "lowercase": True,
+                 "pattern": r"\w+(?:['’]\w+)*|[^\w\s]"}
+METASPACE = "▁"
 
 
 def _normalizer(items: dict):
@@ -28,7 +76,8 @@ def _normalizer(items: dict):
     return normalizers.Sequence(steps) if steps else None
 
 
-def _pre_tokenizer(items: dict):
+def _items_pre_tokenizer(items: dict):
+    """The pre-tokenizer that split the corpus into the released items (BERT style)."""
     from tokenizers import Regex, pre_tokenizers
     kind = items.get("tokenizer")
     if kind == "regex":
@@ -36,94 +85,198 @@ def _pre_tokenizer(items: dict):
             pre_tokenizers.WhitespaceSplit(),
             pre_tokenizers.Split(Regex(items["pattern"]), behavior="isolated")])
     if kind == "hf_pre_tokenizer":
+        # byte-level / metaspace items carry space marks; BERT style uses their surface text
         return {"whitespace": pre_tokenizers.Whitespace,
                 "whitespace_split": pre_tokenizers.WhitespaceSplit,
                 "bert": pre_tokenizers.BertPreTokenizer,
-                "byte_level": lambda: pre_tokenizers.ByteLevel(add_prefix_space=False),
-                "metaspace": pre_tokenizers.Metaspace}[items["kind"]]()
+                "byte_level": pre_tokenizers.BertPreTokenizer,
+                "metaspace": pre_tokenizers.WhitespaceSplit}[items["kind"]]()
     # spaCy's rules have no HF equivalent: BERT's split on whitespace and punctuation is closest
     return pre_tokenizers.BertPreTokenizer()
 
 
+def _surface(item: str, items: dict) -> str:
+    """The text an item stands for (items from byte-level / metaspace pre-tokenizers are marked)."""
+    if items.get("tokenizer") == "hf_pre_tokenizer" and items.get("kind") == "byte_level":
+        from tokenizers import decoders
+        return decoders.ByteLevel().decode([item]).strip()
+    return item.replace(METASPACE, " ").strip()
+
+
+# Public characters every WordPiece/Unigram vocabulary holds, so common text has no unknowns
+PUBLIC_ALPHABET = string.ascii_letters + string.digits + string.punctuation
+
+
 def _alphabet(words) -> list[str]:
-    return sorted({ch for w in words for ch in w})
+    """The characters of the released items, plus the public ASCII alphabet."""
+    return sorted({ch for w in words for ch in w} | set(PUBLIC_ALPHABET))
+
+
+def _check_int(name: str, value, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ParameterError(name, value, f"an integer >= {minimum}")
+    return value
+
+
+def _check_bool(name: str, value) -> bool:
+    if not isinstance(value, bool):
+        raise ParameterError(name, value, "true or false")
+    return value
 
 
 class HFTokenizerExporter:
-    """Writes ``hf/tokenizer.json`` (and ``vocab.txt`` or ``vocab.json`` + ``merges.txt`` with
-    ``classic_files``). BPE and Unigram need DP counts (a [counts] section or noisy_counts)."""
+    """Writes ``hf/tokenizer.json``, ``hf/tokenizer_config.json``, ``hf/special_tokens_map.json``
+    (``AutoTokenizer.from_pretrained("out/hf")``), and with ``classic_files`` ``vocab.txt``
+    (WordPiece) or ``vocab.json`` (+ ``merges.txt`` for BPE). BPE and Unigram need DP counts."""
 
     name = "dp_vocab.hf_tokenizer.v1"
 
-    def __init__(self, model: str = "wordpiece", special_tokens: list[str] | None = None,
-                 vocab_size: int = 30000, classic_files: bool = False,
+    def __init__(self, model: str | None = None, style: str | None = None,
+                 special_tokens: list[str] | None = None, vocab_size: int = 30000,
+                 classic_files: bool = False, model_max_length: int | None = None,
                  max_training_words: int = 2_000_000):
-        if model not in MODELS:
+        if model is not None and model not in MODELS:
             raise ParameterError("export.model", model, "one of " + ", ".join(MODELS))
-        self.model = model
-        self.special_tokens = list(DEFAULT_SPECIAL if special_tokens is None else special_tokens)
-        if not self.special_tokens or not all(isinstance(t, str) and t for t in self.special_tokens):
+        if style is not None and style not in STYLES:
+            raise ParameterError("export.style", style, "one of " + ", ".join(STYLES))
+        if model is None:
+            model = STYLES[style].models[0] if style else "wordpiece"
+        style = style or DEFAULT_STYLE[model]
+        if model not in STYLES[style].models:
+            raise ParameterError("export.style", style, f"a style for model {model!r}: "
+                                 + ", ".join(s for s, st in STYLES.items() if model in st.models))
+        self.model, self.style = model, STYLES[style]
+        extra = [] if special_tokens is None else special_tokens
+        if not isinstance(extra, (list, tuple)) or not all(
+                isinstance(t, str) and t.strip() and not LINE_BREAK.search(t)
+                and not LONE_SURROGATE.search(t) for t in extra):
             raise ParameterError("export.special_tokens", special_tokens,
-                                 "a non-empty list of strings, the first being the unknown token")
-        self.unk = self.special_tokens[0]
-        self.vocab_size = int(vocab_size)
-        self.classic_files = bool(classic_files)
-        self.max_training_words = int(max_training_words)
+                                 "a list of extra special tokens (non-blank strings without "
+                                 "line breaks)",
+                                 f"The {style} style already declares "
+                                 + " ".join(self.style.special_tokens) + ".")
+        self.special_tokens = list(dict.fromkeys(self.style.special_tokens + list(extra)))
+        self.extra_special_tokens = [t for t in self.special_tokens
+                                     if t not in self.style.special_tokens]
+        byte_level = self.style.pieces == "byte_level"
+        self.vocab_size = _check_int("export.vocab_size", vocab_size,
+                                     len(self.special_tokens) + (256 if byte_level else 1))
+        self.classic_files = _check_bool("export.classic_files", classic_files)
+        self.model_max_length = _check_int("export.model_max_length",
+                                           self.style.model_max_length if model_max_length is None
+                                           else model_max_length, 1)
+        self.max_training_words = _check_int("export.max_training_words", max_training_words, 1)
 
     @property
     def needs_counts(self) -> bool:
         return self.model in ("bpe", "unigram")
 
-    def build(self, release: Release, items: dict):
-        from tokenizers import Tokenizer, decoders, models
+    @property
+    def unk(self) -> str | None:
+        return None if self.style.name == "gpt2" else self.style.roles["unk_token"]
 
-        words = [w for w in release.items if w not in self.special_tokens]
+    # ---- the model ------------------------------------------------------------------------
+
+    def build(self, release: Release, items: dict):
+        from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors
+
+        special = set(self.special_tokens)
+        words = [w for w in release.items if w not in special]
+        if self.style.pieces == "items":
+            words = [w for w in dict.fromkeys(_surface(w, items) for w in words)
+                     if w and w not in special]
         if self.model == "wordlevel":
             vocab = {t: i for i, t in enumerate(self.special_tokens + words)}
             tok = Tokenizer(models.WordLevel(vocab, unk_token=self.unk))
         elif self.model == "wordpiece":
-            pieces = self.special_tokens + words
-            have = set(pieces)
-            for ch in _alphabet(words):
-                for p in (ch, "##" + ch):
-                    if p not in have:
-                        pieces.append(p)
-                        have.add(p)
-            tok = Tokenizer(models.WordPiece({t: i for i, t in enumerate(pieces)},
-                                             unk_token=self.unk, max_input_chars_per_word=100))
-            tok.decoder = decoders.WordPiece()
+            tok = Tokenizer(models.WordPiece(self._wordpiece_vocab(words), unk_token=self.unk,
+                                             max_input_chars_per_word=100))
         elif self.model == "unigram":
-            counts = release.counts
-            total = sum(max(counts.get(w, 0), 0) + 1 for w in words)
-            scored = [(w, math.log((max(counts.get(w, 0), 0) + 1) / total)) for w in words]
-            floor = min((s for _, s in scored), default=0.0) - 1.0
-            vocab = [(t, 0.0) for t in self.special_tokens] + scored
-            have = {t for t, _ in vocab}
-            vocab += [(ch, floor) for ch in _alphabet(words) if ch not in have]
-            tok = Tokenizer(models.Unigram(vocab, unk_id=0, byte_fallback=False))
+            vocab = self._unigram_vocab(release, words, items)
+            tok = Tokenizer(models.Unigram(vocab, unk_id=self.special_tokens.index(self.unk),
+                                           byte_fallback=False))
         else:
-            tok = self._train_bpe(release, words, items)
+            tok = self._train_byte_level_bpe(release, words, items)
         tok.normalizer = _normalizer(items)
-        tok.pre_tokenizer = _pre_tokenizer(items)
-        if self.model == "bpe":
-            tok.decoder = decoders.BPEDecoder()
+        if self.style.pieces == "items":
+            tok.pre_tokenizer = _items_pre_tokenizer(items)
+            tok.decoder = decoders.WordPiece(prefix="##", cleanup=True)
+        elif self.style.pieces == "metaspace":
+            tok.pre_tokenizer = pre_tokenizers.Metaspace(METASPACE, prepend_scheme="always")
+            tok.decoder = decoders.Metaspace(METASPACE, prepend_scheme="always")
+        else:
+            tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+            tok.decoder = decoders.ByteLevel()
+        # special tokens are already in the vocabulary: this marks them atomic and special
+        tok.add_special_tokens(self.special_tokens)
+        if self.style.single:
+            ids = {t: tok.token_to_id(t) for t in self.style.special_tokens}
+            tok.post_processor = processors.TemplateProcessing(
+                single=self.style.single, pair=self.style.pair,
+                special_tokens=[(t, ids[t]) for t in self.style.special_tokens
+                                if t in self.style.single])
+        else:
+            tok.post_processor = processors.ByteLevel(trim_offsets=False)
         return tok
 
-    def _train_bpe(self, release: Release, words: list[str], items: dict):
-        from tokenizers import Tokenizer, models, trainers
+    def _wordpiece_vocab(self, words: list[str]) -> dict[str, int]:
+        pieces = self.special_tokens + words
+        have = set(pieces)
+        for ch in _alphabet(words):
+            for p in (ch, "##" + ch):
+                if p not in have:
+                    pieces.append(p)
+                    have.add(p)
+        return {t: i for i, t in enumerate(pieces)}
 
-        tok = Tokenizer(models.BPE(unk_token=self.unk))
-        tok.pre_tokenizer = _pre_tokenizer(items)
+    def _unigram_vocab(self, release: Release, words: list[str], items: dict):
+        """Word-initial pieces ``▁w`` and inner pieces ``w`` (after punctuation) scored by the
+        log DP-count probability of w; characters and ``▁`` below every word."""
+        counts = release.counts
+        surface = {w: _surface(w, items) for w in words}
+        weight = {}
+        for w in words:
+            s = surface[w]
+            if s and METASPACE not in s and " " not in s:
+                weight[s] = weight.get(s, 0) + max(counts.get(w, 0), 0) + 1
+        total = sum(weight.values()) or 1
+        scored = {}
+        for s, c in weight.items():
+            score = math.log(c / total)
+            scored[METASPACE + s] = score
+            scored.setdefault(s, score - 1.0)  # inner use of a word: rarer than word-initial
+        floor = min(scored.values(), default=0.0) - 2.0
+        vocab = [(t, 0.0) for t in self.special_tokens]
+        have = set(self.special_tokens)
+        for piece, score in sorted(scored.items(), key=lambda kv: (-kv[1], kv[0])):
+            if piece not in have:
+                vocab.append((piece, score))
+                have.add(piece)
+        for ch in [METASPACE] + _alphabet(weight):
+            if ch not in have:
+                vocab.append((ch, floor))
+                have.add(ch)
+        return vocab
+
+    def _train_byte_level_bpe(self, release: Release, words: list[str], items: dict):
+        """Merges learned by ``tokenizers``' trainer from the released items repeated by their
+        (scaled) DP counts; the alphabet is the public 256-byte set."""
+        from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+        tok = Tokenizer(models.BPE())
+        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
         counts = {w: max(release.counts.get(w, 0), 0) for w in words}
         total = sum(counts.values()) or 1
         scale = min(1.0, self.max_training_words / total)  # scaled DP counts: seconds, not minutes
         trainer = trainers.BpeTrainer(vocab_size=self.vocab_size, special_tokens=self.special_tokens,
-                                      initial_alphabet=_alphabet(words), show_progress=False)
+                                      initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+                                      show_progress=False)
 
         def batches(size=1000):
             batch = []
             for w in words:
-                batch.append(" ".join([w] * max(1, round(counts[w] * scale))))
+                # "w w w": the first occurrence starts a text, the others follow a space ("Ġw")
+                batch.append(" ".join([_surface(w, items)] * max(1, round(counts[w] * scale))))
                 if len(batch) == size:
                     yield batch
                     batch = []
@@ -133,18 +286,46 @@ class HFTokenizerExporter:
         tok.train_from_iterator(batches(), trainer=trainer)
         return tok
 
+    # ---- files ------------------------------------------------------------------------------
+
+    def tokenizer_config(self, tok) -> dict:
+        """``tokenizer_config.json`` for ``transformers`` (PreTrainedTokenizerFast)."""
+        added = {str(tok.token_to_id(t)): {"content": t, "lstrip": False, "rstrip": False,
+                                           "normalized": False, "single_word": False,
+                                           "special": True}
+                 for t in self.special_tokens}
+        names = ["input_ids", "attention_mask"]
+        if self.style.name == "bert":
+            names.insert(1, "token_type_ids")
+        return {"tokenizer_class": "PreTrainedTokenizerFast",
+                **self.style.roles,
+                "additional_special_tokens": self.extra_special_tokens,
+                "added_tokens_decoder": added,
+                "model_max_length": self.model_max_length,
+                "padding_side": "right", "truncation_side": "right",
+                "clean_up_tokenization_spaces": False,
+                "model_input_names": names}
+
+    def special_tokens_map(self) -> dict:
+        return {**self.style.roles, "additional_special_tokens": self.extra_special_tokens}
+
     def export(self, release: Release, outdir: Path, context: dict | None = None) -> list[str]:
-        items = (context or {}).get("items", {"tokenizer": "regex", "nfkc": True,
-                                              "lowercase": True,
-                                              "pattern": r"\w+(?:['’]\w+)*|[^\w\s]"})
+        items = (context or {}).get("items", DEFAULT_ITEMS)
         if self.needs_counts and release.counts is None:
             raise ParameterError("export.model", self.model, "a release with DP counts",
                                  "Add a [counts] section or set mechanism.noisy_counts = true.")
+        check_items_writable(release.items)
         tok = self.build(release, items)
         out = Path(outdir) / "hf"
         out.mkdir(exist_ok=True)
         tok.save(str(out / "tokenizer.json"))
-        written = ["hf/tokenizer.json"]
-        if self.classic_files and self.model in ("wordpiece", "bpe", "wordlevel"):
+        _write_json(out / "tokenizer_config.json", self.tokenizer_config(tok))
+        _write_json(out / "special_tokens_map.json", self.special_tokens_map())
+        written = ["hf/tokenizer.json", "hf/tokenizer_config.json", "hf/special_tokens_map.json"]
+        if self.classic_files:
             written += [f"hf/{Path(f).name}" for f in tok.model.save(str(out))]
         return written
+
+
+def _write_json(path: Path, obj) -> None:
+    path.write_text(json.dumps(obj, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")

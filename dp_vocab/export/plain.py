@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ..errors import ParameterError
 from ..release import Release
+from .lines import check_items_writable, write_lines
 
 
 class PlainExporter:
@@ -14,15 +16,16 @@ class PlainExporter:
     name = "dp_vocab.plain.v1"
 
     def __init__(self, jsonl: bool = True):
-        self.jsonl = bool(jsonl)
+        if not isinstance(jsonl, bool):
+            raise ParameterError("export.jsonl", jsonl, "true or false")
+        self.jsonl = jsonl
 
     needs_counts = False
 
     def export(self, release: Release, outdir: Path, context: dict | None = None) -> list[str]:
         outdir = Path(outdir)
-        with open(outdir / "vocab.txt", "w", encoding="utf-8", newline="\n") as f:
-            for item in release.items:
-                f.write(item.replace("\n", " ") + "\n")
+        check_items_writable(release.items)
+        write_lines(outdir / "vocab.txt", release.items)
         written = ["vocab.txt"]
         if self.jsonl:
             with open(outdir / "vocab.jsonl", "w", encoding="utf-8", newline="\n") as f:

@@ -81,6 +81,9 @@ class GW(Mechanism):
 class GWKT(GW):
     """GW-KT-Δ0: GW with the priority order taken from public frequencies (more frequent first).
 
+    ``public_frequencies``: ``"wordfreq:LANG"`` (the ``wordfreq`` package's list for any of its
+    languages), a ``word<TAB>frequency`` file (optionally .gz) or a mapping. When not given, the
+    ``wordfreq`` list of ``lang`` (default ``"en"``, the language of the recipe's text).
     Items missing from the public table rank after every listed item; ties (equal public rank, or
     both missing) are broken by the user's own frequency, then by the public item hash.
     The public table must not be derived from the private data. Privacy claim: as GW.
@@ -89,8 +92,12 @@ class GWKT(GW):
     name = "gw_kt"
     summary = "repaired GW with priority from public frequencies"
 
-    def __init__(self, epsilon, delta, public_frequencies, max_items_per_user=100, alpha=3.0):
-        freqs, source = _load_public(public_frequencies)
+    def __init__(self, epsilon, delta, public_frequencies=None, max_items_per_user=100,
+                 alpha=3.0, lang="en"):
+        if public_frequencies is None:
+            freqs, source = wordfreq_frequencies(lang, "lang"), f"{WORDFREQ_PREFIX}{lang}"
+        else:
+            freqs, source = _load_public(public_frequencies)
         self._set("public_frequencies_source", source)
         self._set("_rank", _rank_table(freqs))
         super().__init__(epsilon, delta, max_items_per_user, alpha)
@@ -105,6 +112,9 @@ class GWKT(GW):
                         public_rank=self._rank)
 
 
+WORDFREQ_PREFIX = "wordfreq:"
+
+
 def _rank_table(freqs: Mapping[str, float]) -> dict[str, int]:
     ordered = sorted(freqs.items(), key=lambda kv: (-kv[1], kv[0]))
     return {w: r for r, (w, _) in enumerate(ordered)}
@@ -117,10 +127,24 @@ def _load_public(source) -> tuple[Mapping[str, float], str]:
                 raise ParameterError("public_frequencies", f"{w!r}: {f!r}",
                                      "a mapping of str to finite numbers")
         return source, f"mapping of {len(source)} public items"
+    if isinstance(source, str) and source.startswith(WORDFREQ_PREFIX):
+        return wordfreq_frequencies(source[len(WORDFREQ_PREFIX):], "public_frequencies"), source
     if isinstance(source, (str, Path)):
         return load_public_frequencies(source), str(source)
     raise ParameterError("public_frequencies", source,
-                         "a mapping {item: frequency} or a path to a word<TAB>frequency file")
+                         "\"wordfreq:LANG\", a path to a word<TAB>frequency file or a mapping "
+                         "{item: frequency}")
+
+
+def wordfreq_frequencies(lang, field: str = "public_frequencies") -> dict[str, float]:
+    """The ``wordfreq`` package's public word frequencies for a language ("en", "de", ...)."""
+    import wordfreq
+    known = sorted(wordfreq.available_languages())
+    if lang not in known:
+        shown = lang if field == "lang" else f"{WORDFREQ_PREFIX}{lang}"
+        expected = "a wordfreq language: " if field == "lang" else f"{WORDFREQ_PREFIX}LANG, LANG: "
+        raise ParameterError(field, shown, expected + ", ".join(known))
+    return wordfreq.get_frequency_dict(lang)
 
 
 def load_public_frequencies(path) -> dict[str, float]:

@@ -118,25 +118,44 @@ def _config_error(e: ConfigValidationError) -> str:
 def resolve_sections(cfg: Config, names: tuple[str, ...]) -> dict:
     """Build the objects the named recipe sections describe (reader, extractor, mechanism...)."""
     from ..registry import registry
-    out = {}
+    out: dict = {}
     for name in names:
         if name not in cfg:
             continue
-        try:
-            out.update(registry.resolve(Config({name: cfg[name]}), validate=True))
-        except ParameterError as e:  # name the recipe field: mechanism.epsilon, not epsilon
-            field = e.name if e.name.startswith(name + ".") else f"{name}.{e.name}"
-            raise ParameterError(field, e.value, e.allowed, e.fix) from None
-        except ConfigValidationError as e:
-            raise RecipeError(f"recipe: {_config_error(e)}") from None
-        except TypeError as e:
-            raise RecipeError(f"recipe [{name}]: {e}") from None
-        except Exception as e:  # catalogue's RegistryError has no public class to import
-            if type(e).__name__ == "RegistryError":
-                raise RecipeError(f"recipe [{name}]: {str(e).splitlines()[0]} Run "
-                                  f"`dp-vocab mechanisms` for the registered names.") from None
-            raise
+        for label, part in _parts(name, cfg[name]):
+            _resolve_part(registry, name, label, part, out)
     return out
+
+
+def _parts(name: str, section) -> list[tuple[str, dict]]:
+    """A section, or its sub-sections one by one ([export.spacy], [export.tokenizer]) so an
+    error names the sub-section."""
+    subs = isinstance(section, dict) and section and not any(k.startswith("@") for k in section) \
+        and all(isinstance(v, dict) and any(k.startswith("@") for k in v) for v in section.values())
+    if subs:
+        return [(f"{name}.{k}", {k: v}) for k, v in section.items()]
+    return [(name, section)]
+
+
+def _resolve_part(registry, name: str, label: str, part, out: dict) -> None:
+    try:
+        resolved = registry.resolve(Config({name: part}), validate=True)
+        if label != name:
+            out.setdefault(name, {}).update(resolved[name])
+        else:
+            out.update(resolved)
+    except ParameterError as e:  # name the recipe field: mechanism.epsilon, not epsilon
+        rest = e.name[len(name) + 1:] if e.name.startswith(name + ".") else e.name
+        raise ParameterError(f"{label}.{rest}", e.value, e.allowed, e.fix) from None
+    except ConfigValidationError as e:
+        raise RecipeError(f"recipe: {_config_error(e)}") from None
+    except TypeError as e:
+        raise RecipeError(f"recipe [{label}]: {e}") from None
+    except Exception as e:  # catalogue's RegistryError has no public class to import
+        if type(e).__name__ == "RegistryError":
+            raise RecipeError(f"recipe [{label}]: {str(e).splitlines()[0]} Run "
+                              f"`dp-vocab mechanisms` for the registered names.") from None
+        raise
 
 
 def check_budget(cfg: Config, ledger: Ledger) -> dict:

@@ -2,17 +2,26 @@
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from typing import Callable
 
 from ..errors import ParameterError
 from ..privacy.params import check_positive_int
 
+# Every character str.splitlines() breaks on: whitespace here, so no item holds one and
+# one-item-per-line files (vocab.txt, merges.txt) stay aligned with item ids.
+_LINE_BREAK = re.compile("[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+# A lone surrogate (JSON "\\ud800") cannot be written as UTF-8.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
 
 class ItemExtractor:
     """``extractor(text) -> list[str]``: the n-grams (n_min ≤ n ≤ n_max) of one document.
 
-    Normalisation: Unicode NFKC, then lower-casing (both optional). A token longer than
+    Normalisation: lone surrogates become U+FFFD, then Unicode NFKC, then lower-casing (both
+    optional). A token the tokenizer returns with a line break inside (any character
+    ``str.splitlines()`` splits on) is split there, as at whitespace. A token longer than
     ``max_length`` characters is dropped and splits the token stream, so no n-gram spans it.
     N-grams never cross document boundaries; their tokens are joined by ``joiner``. Wherever
     tokens are joined (n_max > 1, and the token runs of level-wise n-gram mechanisms), a token
@@ -31,17 +40,27 @@ class ItemExtractor:
         self.lowercase = bool(lowercase)
         self.nfkc = bool(nfkc)
         self.max_length = check_positive_int(max_length, "max_length")
-        if not isinstance(joiner, str) or not joiner:
-            raise ParameterError("joiner", joiner, "a non-empty string")
+        if (not isinstance(joiner, str) or not joiner or _LINE_BREAK.search(joiner)
+                or _LONE_SURROGATE.search(joiner)):
+            raise ParameterError("joiner", joiner, "a non-empty string without line breaks")
         self.joiner = joiner
         # memory bound for hostile users; far above any Δ0 (kept: smallest item hashes)
         self.max_distinct_per_user = check_positive_int(max_distinct_per_user,
                                                         "max_distinct_per_user")
 
     def normalize(self, text: str) -> str:
-        if self.nfkc and not text.isascii():
-            text = unicodedata.normalize("NFKC", text)
+        if not text.isascii():
+            text = _LONE_SURROGATE.sub("\ufffd", text)
+            if self.nfkc:
+                text = unicodedata.normalize("NFKC", text)
         return text.lower() if self.lowercase else text
+
+    def tokens(self, text: str) -> list[str]:
+        """The tokenizer's tokens of the normalised text, none holding a line break."""
+        tokens = self.tokenizer(self.normalize(text))
+        if _LINE_BREAK.search("".join(tokens)):  # rare: the default tokenizers never keep one
+            tokens = [p for t in tokens for p in _LINE_BREAK.split(t) if p]
+        return tokens
 
     def _breaks(self, token: str) -> bool:
         return len(token) > self.max_length or self.joiner in token
@@ -49,7 +68,7 @@ class ItemExtractor:
     def runs(self, text: str) -> list[list[str]]:
         """Normalised tokens of one document, split where an over-long token or a token
         holding the joiner was dropped."""
-        tokens = self.tokenizer(self.normalize(text))
+        tokens = self.tokens(text)
         breaks = self._breaks
         if not any(breaks(t) for t in tokens):
             return [tokens] if tokens else []
@@ -67,7 +86,7 @@ class ItemExtractor:
 
     def __call__(self, text: str) -> list[str]:
         if self.n_min == 1 and self.n_max == 1:
-            tokens = self.tokenizer(self.normalize(text))
+            tokens = self.tokens(text)
             m = self.max_length
             if any(len(t) > m for t in tokens):
                 return [t for t in tokens if len(t) <= m]
