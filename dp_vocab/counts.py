@@ -1,4 +1,4 @@
-"""Noisy counts over a public vocabulary (MECHANISMS.md §11.2): a separate, budgeted release.
+"""Noisy counts over a public vocabulary: a separate, budgeted release. Proof: counts.md.
 
 Once the vocabulary V is released it is public, so counting over V needs no threshold and no δ for
 the support. Each user contributes min(c_u(w), C) for at most k of its items in V (its most

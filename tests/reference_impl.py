@@ -1,6 +1,6 @@
 """Plain-Python reference implementations, in the style of the papers' published code.
 
-Used by tests as independent oracles and as the negative control of MECHANISMS.md §3.4.
+Used by tests as independent oracles and as the negative control of dp_vocab/mechanisms/policy.md §5.
 Never imported by the library.
 """
 
@@ -66,7 +66,7 @@ def run_policy(update, users: list[list[str]], gamma: float) -> dict:
 
 def published_gw(epsilon: float, delta: float, alpha: float = 3.0):
     """GW exactly as published (Carvalho et al. code): no cap, every held item of every user is
-    a candidate (zero weights included), threshold ρ_GW = 1 − ln(2δ)/ε. NOT DP (§4.4 (A))."""
+    a candidate (zero weights included), threshold ρ_GW = 1 − ln(2δ)/ε. NOT DP (greedy.md §5)."""
     import math
 
     from dp_vocab.mechanisms.base import MAX_ITEMS_PER_USER

@@ -1,4 +1,4 @@
-"""The ledger: stage records, composition, budget checks (MECHANISMS.md §10)."""
+"""The ledger: stage records, composition, budget checks (mechanisms/README.md §6)."""
 
 import math
 

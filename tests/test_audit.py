@@ -1,4 +1,4 @@
-"""The empirical audit flags GW as published and passes the shipped mechanisms (MECHANISMS.md §13)."""
+"""The empirical audit flags GW as published and passes the shipped mechanisms (greedy.md §5)."""
 
 import pytest
 
@@ -17,7 +17,7 @@ def test_clopper_pearson_covers():
 
 def test_audit_flags_gw_as_published_but_not_the_repaired_gw_kt():
     # ε = 1, δ = 1e-5, a canary with 1000 unique items: the published code leaks it with
-    # probability ≈ δ(1 + 999/e) ≈ 3.7e-3 (MECHANISMS.md §4.4); 3000 runs see it ~11 times.
+    # probability ≈ δ(1 + 999/e) ≈ 3.7e-3 (greedy.md §5); 3000 runs see it ~11 times.
     # The repaired gw_kt leaks with probability ≤ δ: 3000 runs see it 0.03 times on average,
     # so a single sighting is possible (3%) and allowed; three or more has probability < 5e-6.
     # False-failure rate: P(Bin(3000, 3.7e-3) < 2) < 3e-4, plus < 5e-6.

@@ -1,4 +1,4 @@
-"""Exact thresholds and calibrations against the golden tables of MECHANISMS.md §13.2."""
+"""Exact thresholds and calibrations against golden values (computed independently of this code)."""
 
 import math
 
@@ -127,7 +127,7 @@ def test_table_d_agm_sigma_and_tightness(eps, delta, sigma):
 
 
 def test_agm_tiny_delta_uses_relative_tolerance():
-    # the reference code's absolute stop gives 62.05 here; the exact value is 61.54 (§1.1)
+    # the reference code's absolute stop gives 62.05 here; the exact value is 61.54 (mechanisms/README.md §4)
     assert c.agm_sigma(0.1, 1e-12) == pytest.approx(61.54, abs=0.01)
 
 

@@ -1,4 +1,4 @@
-"""What is specific to DPNE (§8), DP-SIPS (§6) and one-shot top-k (§9)."""
+"""What is specific to DPNE (ngrams.md), DP-SIPS (sips.md) and one-shot top-k (topk.md)."""
 
 import math
 

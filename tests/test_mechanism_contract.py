@@ -1,4 +1,4 @@
-"""The shared suite every mechanism passes (MECHANISMS.md §13.1): sensitivity on random
+"""The shared suite every mechanism passes (mechanisms/README.md §5, §8): sensitivity on random
 neighbouring databases with the same order key, caps, order, output contract."""
 
 import math

@@ -1,4 +1,4 @@
-"""What is specific to the sequential policies (§3) and GW (§4), plus the §3.4 negative control."""
+"""What is specific to the sequential policies (policy.md) and GW (greedy.md), plus the greedy-by-gap negative control (policy.md §5)."""
 
 import random
 
@@ -60,7 +60,7 @@ def test_single_user_update_moves_mass_at_most_one_and_fills_exactly(users, gamm
 
 
 def test_filled_items_sit_at_gamma_exactly():
-    # MECHANISMS.md §14 row 9: items whose gap the loop pays in full are assigned Γ, not
+    # policy.md §5: items whose gap the loop pays in full are assigned Γ, not
     # accumulated to Γ − ulp. (Earlier partial increments can still drift by an ulp.)
     got = _kernels.l1_descent(*_csr([["w0", "w1", "w2"]] * 2), len(WORDS), 0.1 + 0.2)
     assert np.all(got[:3] == 0.1 + 0.2)
@@ -84,7 +84,7 @@ def _l1_gap(update, users, xi, gamma):
 
 
 def test_negative_control_greedy_by_gap_is_not_contractive():
-    """A test of the test (§3.4): the same neighbour search that bounds the shipped policies
+    """A test of the test (policy.md §5): the same neighbour search that bounds the shipped policies
     must find L1 > 1 for greedy-by-gap. If this stops failing the policy, the search is broken."""
     rng = random.Random(0)
     worst_gap = worst_l1 = 0.0

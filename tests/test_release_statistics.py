@@ -1,4 +1,4 @@
-"""Statistical tests of release frequencies (MECHANISMS.md §13.1, §13.3 item 5).
+"""Statistical tests of release frequencies (section 3 of each proof file).
 
 Each assertion is a two-sided exact binomial test at level ALPHA = 1e-6 (with Bonferroni over the
 items of one test), so a correct implementation fails a given test with probability ≤ 1e-6;

@@ -1,4 +1,4 @@
-"""Keyed-hash user order and per-user bounding seeds (reference/MECHANISMS.md §0.2, §0.3).
+"""Keyed-hash user order and per-user bounding seeds. Proof: mechanisms/README.md §1-2.
 
 order := users sorted by HMAC-SHA256(K, enc(uid)); seed_uid := the last 8 bytes of that digest.
 The relative order of two users and each user's seed depend only on (K, their ids), never on

@@ -7,7 +7,8 @@ release(D) = decisions( weights( policy( bound(D, key), order(key) ) ) ):
   4. decisions: item released iff ExactBernoulli(P(H[u] + Z > ρ))   (privacy/noise.py)
 
 Mechanisms ask their input only what the ``bounding.UserData`` protocol offers, so the same
-mechanism runs on item sets in memory and on a Dask cluster.
+mechanism runs on item sets in memory and on a Dask cluster. Proof of the shared steps:
+mechanisms/README.md; each family's proof is the .md file beside its module.
 """
 
 from __future__ import annotations

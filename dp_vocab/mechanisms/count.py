@@ -1,4 +1,7 @@
-"""Count thresholding with a per-user cap Δ0 (Korolova et al. 2009; Wilson et al. 2020; §1)."""
+"""Count thresholding with a per-user cap Δ0 (Korolova et al. 2009; Wilson et al. 2020).
+
+Proof: count.md (beside this module).
+"""
 
 from __future__ import annotations
 
@@ -25,7 +28,7 @@ class CountLaplace(Mechanism):
     - guarantee: (ε, δ)-DP.
 
     With ``noisy_counts = True`` the noisy counts of released items are published at no extra
-    cost (§11.1): the noise is exact discrete Laplace, P(Z=z) ∝ q^|z|, q = e^{−ε/Δ0} (ε-DP for
+    cost (count.md §3-4): the noise is exact discrete Laplace, P(Z=z) ∝ q^|z|, q = e^{−ε/Δ0} (ε-DP for
     integer counts with L1 ≤ Δ0), and ρ is the smallest integer with q^ρ/(1+q) ≤ δ_Δ0, so X's
     count-1 items exceed it (1 + Z > ρ ⟺ Z ≥ ρ) with probability ≤ δ in all.
     """

@@ -1,4 +1,5 @@
-"""GW and GW-KT (Carvalho, Wang, Gondara, AAAI 2022), shipped only in the repaired form GW-Δ0 (§4.4).
+"""GW and GW-KT (Carvalho, Wang, Gondara, AAAI 2022), shipped only in the repaired form GW-Δ0
+(proof and why the published form is not DP: greedy.md, beside this module).
 
 Why the published form is not DP: its greedy update gives weight 0 to most items a user holds.
 The published code noises every held item, zero weights included, with no cap: a user with m
@@ -29,7 +30,7 @@ from .base import Mechanism
 
 
 class GW(Mechanism):
-    """GW-Δ0 (repaired greedy without sampling). Privacy claim (§4.2-§4.4):
+    """GW-Δ0 (repaired greedy without sampling). Privacy claim (proof: greedy.md §2-3):
 
     - update: each user fills its capped items to Γ in a fixed priority order that depends only on
       its own data (own frequency, ties by the public item hash), spending budget 1. Water-filling

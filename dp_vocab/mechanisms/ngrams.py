@@ -1,4 +1,5 @@
-"""DPNE: differentially private n-gram extraction (Kim, Gopi, Kulkarni, Yekhanin, NeurIPS 2021; §8).
+"""DPNE: differentially private n-gram extraction (Kim, Gopi, Kulkarni, Yekhanin, NeurIPS 2021).
+Proof: ngrams.md (beside this module).
 
 Levels n = 1..T. Level 1 is a Weighted Gaussian over unigrams. Level n ≥ 2 only considers
 candidates C_n = {g : g[:-1] ∈ S_{n−1} and g[1:] ∈ S_{n−1}}, a set fixed by the (already public)

@@ -1,4 +1,7 @@
-"""Optimal partition selection (Desfontaines, Voss, Gipson, Mandayam, PoPETs 2022; §5)."""
+"""Optimal partition selection (Desfontaines, Voss, Gipson, Mandayam, PoPETs 2022).
+
+Proof: partition.md (beside this module).
+"""
 
 from __future__ import annotations
 

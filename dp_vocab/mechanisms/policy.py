@@ -1,4 +1,5 @@
-"""Policy Laplace (L1-descent) and Policy Gaussian (L2-descent) (Gopi et al. ICML 2020; §3).
+"""Policy Laplace (L1-descent) and Policy Gaussian (L2-descent) (Gopi et al. ICML 2020).
+Proof: policy.md (beside this module).
 
 Users are processed one at a time in keyed-hash order; each moves the histogram towards the cutoff
 Γ = ρ + α·scale by at most 1 in L1 (resp. L2), spending nothing on items already at Γ.

@@ -1,4 +1,4 @@
-"""DP-SIPS (Swanberg, Desfontaines, Haney 2023; §6): iterated Weighted Gaussian rounds with a
+"""DP-SIPS (Swanberg, Desfontaines, Haney 2023; proof: sips.md): iterated Weighted Gaussian rounds with a
 geometrically increasing budget, each round removing the items already released."""
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""Fixed-size vocabularies: a private candidate set, then one-shot Gumbel top-k (§9)."""
+"""Fixed-size vocabularies: a private candidate set, then one-shot Gumbel top-k.
+
+Proof: topk.md (beside this module).
+"""
 
 from __future__ import annotations
 

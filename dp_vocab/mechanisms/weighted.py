@@ -1,4 +1,7 @@
-"""Weighted histograms (Gopi et al. 2020 §1.1; §2): each user spreads a unit of mass evenly."""
+"""Weighted histograms (Gopi et al. 2020): each user spreads a unit of mass evenly.
+
+Proof: weighted.md (beside this module).
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Noise scales and release thresholds (reference/MECHANISMS.md §1-§5, golden values §13.2).
+"""Noise scales and release thresholds (derivations: section 3 of each
+mechanisms/*.md proof; golden values: tests/test_calibrate.py).
 
 All functions are pure and deterministic; they never see private data.
 """
@@ -41,7 +42,7 @@ def agm_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
     """Smallest σ (to relative 1e-13, rounded up) with δ(σ) ≤ δ: the analytic Gaussian mechanism.
 
     Relative bisection on log σ that returns the upper bracket, so the target always holds
-    (the Balle-Wang reference code stops on an absolute tolerance and can overshoot δ; §1.1).
+    (the Balle-Wang reference code stops on an absolute tolerance and can overshoot δ; mechanisms/README.md §4).
     """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta, upper=1.0 - 1e-12)
@@ -63,7 +64,7 @@ def agm_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
     return hi
 
 
-# ---- Count thresholding (§1) -------------------------------------------------------------
+# ---- Count thresholding (count.md) ------------------------------------------------------------
 
 def count_laplace(epsilon: float, delta: float, max_items: int) -> tuple[float, float]:
     """(b, ρ) for Count-Laplace: b = Δ0/ε, ρ = 1 + (Δ0/ε)·ln(1/(2 δ_Δ0(δ)))."""
@@ -79,7 +80,7 @@ def count_gaussian(epsilon: float, delta: float, max_items: int) -> tuple[float,
     return sigma, rho
 
 
-# ---- Weighted / policy thresholds (§2, §3) -----------------------------------------------
+# ---- Weighted / policy thresholds (weighted.md, policy.md) ----------------------------------------------
 
 def policy_laplace(epsilon: float, delta: float, max_items: int) -> tuple[float, float]:
     """(b, ρ): b = 1/ε, ρ = max_{1≤t≤Δ0} [1/t − (1/ε)·ln(2 δ_t(δ))]."""
@@ -96,12 +97,12 @@ def policy_gaussian(epsilon: float, delta: float, max_items: int) -> tuple[float
 
 def gaussian_threshold(sigma: float, delta_thr: float, max_items: int) -> float:
     """max_{1≤t≤Δ0} [1/√t − σ·Φ⁻¹(δ_t(δ_thr))]: a user's t unique items at weight 1/√t
-    are all kept below the threshold except with probability δ_thr (§3.2, also DP-SIPS rounds)."""
+    are all kept below the threshold except with probability δ_thr (weighted.md §3, also DP-SIPS rounds)."""
     t = np.arange(1, max_items + 1, dtype=np.float64)
     return float(np.max(1.0 / np.sqrt(t) - sigma * ndtri(delta_k(delta_thr, t))))
 
 
-# ---- Repaired GW (§4.4) ------------------------------------------------------------------
+# ---- Repaired GW (greedy.md §3) -----------------------------------------------------------------
 
 def _gw_log_keep(rho: float, epsilon: float, max_items: int) -> float:
     """log P(none of X's capped unique items is released): one at weight ≤ 1, Δ0−1 at 0."""
@@ -127,7 +128,7 @@ def gw_repaired(epsilon: float, delta: float, max_items: int) -> tuple[float, fl
     return 1.0 / epsilon, hi
 
 
-# ---- Optimal partition selection (§5) ----------------------------------------------------
+# ---- Optimal partition selection (partition.md) ---------------------------------------------------
 
 def partition_budget(epsilon: float, delta: float, max_items: int) -> tuple[float, float]:
     """Per-partition (ε_p, δ_p) = (ε/Δ0, 1 − (1−δ)^{1/Δ0}) for users touching ≤ Δ0 partitions."""
@@ -171,7 +172,7 @@ def pi_star_recursive(n_max: int, epsilon: float, delta: float) -> np.ndarray:
 
 
 def tsgd_threshold(epsilon: float, delta: float) -> int:
-    """k = ⌈L⌉: release iff n + Z > k for k-truncated symmetric geometric noise Z (§5.2)."""
+    """k = ⌈L⌉: release iff n + Z > k for k-truncated symmetric geometric noise Z (partition.md)."""
     L, _, _ = pi_star_constants(epsilon, delta)
     return math.ceil(L)
 

@@ -1,6 +1,6 @@
 """The only place that draws randomness for keys, bounding seeds and release decisions.
 
-Release decisions never materialise a noise value (reference/MECHANISMS.md §12, option 1):
+Release decisions never materialise a noise value (proof: mechanisms/README.md §3):
 item u is released iff ExactBernoulli(p_u) with p_u = P(H[u] + Z > ρ) computed in closed form.
 Only bits leave this module, so there are no floating-point "holes" (Mironov 2012).
 
@@ -91,9 +91,9 @@ def gaussian_release_probability(weights: np.ndarray, threshold: float, sigma: f
     return np.exp(log_ndtr(z))
 
 
-# ---- discrete noise values (published counts, MECHANISMS.md §11-§12) -------------------------
+# ---- discrete noise values (published counts: count.md, counts.md) -------------------------
 # Integer noise built from exact Bernoulli draws only. The success probabilities are doubles
-# (relative error ~1e-16 against their real values), which changes ε by about that much (§12).
+# (relative error ~1e-16 against their real values), which changes ε by about that much (mechanisms/README.md §7).
 
 def geometric(q: float, n: int, source: RandomSource) -> np.ndarray:
     """n iid counts of successes before the first failure, P(success) = q: P(G=g) = q^g (1−q)."""
