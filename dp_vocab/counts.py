@@ -26,6 +26,10 @@ class CountRelease:
 
     name: ClassVar[str]
     noise: ClassVar[str]
+    noise_scale: float
+
+    def _noise(self, n: int, random: RandomSource) -> np.ndarray:
+        raise NotImplementedError
 
     def __init__(self, epsilon: float, max_items_per_user: int = 100, max_count: int = 5):
         self.epsilon = check_epsilon(epsilon, "counts.epsilon")

@@ -194,14 +194,26 @@ class ItemSets:
         return held[ids]   # id −1 (not held here) reads the spare last cell: 0
 
     def ngram_levels(self, bounding: Bounding) -> NgramLevels:
-        raise ParameterError("mechanism input", "item sets",
-                             "token sequences (a level-wise n-gram mechanism reads each "
-                             "document as runs of tokens)",
-                             "Run it through a recipe, or build its input with "
-                             "dp_vocab.extract_sequences().")
+        raise needs_sequences()
 
     def __repr__(self) -> str:  # no private statistics in reprs that may end up in logs
         return "<ItemSets (private data)>"
+
+
+def needs_sequences() -> ParameterError:
+    """The error for a level-wise n-gram mechanism given item sets."""
+    return ParameterError("mechanism input", "item sets",
+                          "token sequences (a level-wise n-gram mechanism reads each document "
+                          "as runs of tokens)", "Run it through a recipe, or build its input "
+                          "with dp_vocab.extract_sequences().")
+
+
+def needs_item_sets() -> ParameterError:
+    """The error for an item-set mechanism given token sequences."""
+    return ParameterError("mechanism input", "token sequences",
+                          "item sets (this mechanism counts each user's distinct items)",
+                          "Run it through a recipe, or build its input with "
+                          "dp_vocab.extract_itemsets().")
 
 
 def _check_user_id(user) -> None:

@@ -17,7 +17,7 @@ import numpy as np
 
 from .bounding import Bounding, Weighting, user_weights
 from .errors import ParameterError
-from .itemsets import ItemSets, Vocabulary
+from .itemsets import ItemSets, Vocabulary, needs_item_sets
 from .privacy.noise import RandomSource, uniform_below
 
 Gram = tuple[str, ...]   # an n-gram: its tokens
@@ -78,13 +78,10 @@ class TokenCorpus:
     def ngram_levels(self, bounding: Bounding) -> "TokenLevels":
         return TokenLevels(self, bounding)
 
-    def _not_item_sets(self, *args, **kwargs):
-        raise ParameterError("mechanism input", "token sequences",
-                             "item sets (this mechanism counts each user's distinct items)",
-                             "Run it through a recipe, or build its input with "
-                             "dp_vocab.extract_itemsets().")
+    def bounded_rows(self, *args, **kwargs):
+        raise needs_item_sets()
 
-    bounded_rows = weight_sums = holder_counts = _not_item_sets
+    weight_sums = holder_counts = bounded_rows
 
     def __repr__(self) -> str:
         return "<TokenCorpus (private data)>"
@@ -174,6 +171,8 @@ class TokenLevels:
         if n == 1:
             return self.corpus.tokens.astype(np.int64)
         s, m = self.s_prev, len(self.prev)
+        if s is None:
+            raise ValueError(f"level {n}: the released level {n - 1} must be set first")
         cand = np.full(s.size, -1, dtype=np.int64)
         i = np.arange(s.size - 1)
         ok = (s[:-1] >= 0) & (s[1:] >= 0) & (i + n <= self.seq_end[:-1])

@@ -82,4 +82,5 @@ def published_gw(epsilon: float, delta: float, alpha: float = 3.0):
             self._set("cutoff", rho + self.alpha / self.epsilon)
 
     # "no cap": the largest Δ0 we accept, far above any audit's canary size
-    return PublishedGW(epsilon, delta, max_items_per_user=MAX_ITEMS_PER_USER, alpha=alpha)
+    return PublishedGW(epsilon=epsilon, delta=delta, max_items_per_user=MAX_ITEMS_PER_USER,
+                       alpha=alpha)

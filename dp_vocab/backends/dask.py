@@ -17,7 +17,8 @@ import numpy as np
 from ..bounding import (Bounded, Bounding, BoundedRows, ItemWeights, Weighting, keyed_order,
                         user_keys)
 from ..errors import ParameterError
-from ..itemsets import ItemSets, ItemSetsBuilder, item_hashes
+from ..itemsets import (ItemSets, ItemSetsBuilder, item_hashes, needs_item_sets,
+                        needs_sequences)
 from ..sequences import Gram, TokenCorpus
 
 
@@ -182,7 +183,7 @@ class DaskUserItems:
         return np.zeros(len(items)) if total is None else total
 
     def ngram_levels(self, bounding: Bounding):
-        return ItemSets.ngram_levels(None, bounding)  # the same clear error as locally
+        raise needs_sequences()   # the same clear error as locally
 
     def __repr__(self) -> str:
         return "<DaskUserItems (private data on the cluster)>"
@@ -240,7 +241,7 @@ class DaskSequences:
         return _DaskLevels(self.parts, bounding, self.joiner)
 
     def bounded_rows(self, *args, **kwargs):
-        return TokenCorpus._not_item_sets(None)
+        raise needs_item_sets()
 
     weight_sums = holder_counts = bounded_rows
 

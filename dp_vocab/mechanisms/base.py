@@ -13,6 +13,7 @@ mechanisms/README.md; each family's proof is the .md file beside its module.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
@@ -30,6 +31,7 @@ from ..release import Release
 MAX_ITEMS_PER_USER = 1_000_000
 
 
+@dataclass(frozen=True, kw_only=True, repr=False)
 class Mechanism:
     """Base class. Subclasses set ``name``, ``noise`` and implement ``_weights``.
 
@@ -45,25 +47,29 @@ class Mechanism:
     support: ClassVar[str] = "positive"      # candidates: items with weight > 0 ("capped": all)
     sampling_modes: ClassVar[tuple[str, ...]] = ("uniform", "top")
 
-    threshold: float
-    noise_scale: float
+    epsilon: float
+    delta: float
+    max_items_per_user: int = 100
+    sampling: str = "uniform"
+    # calibrated from the parameters in __post_init__
+    threshold: float = field(init=False)
+    noise_scale: float = field(init=False)
 
-    def __init__(self, epsilon: float, delta: float, max_items_per_user: int = 100,
-                 sampling: str = "uniform"):
-        self._set("epsilon", check_epsilon(epsilon))
-        self._set("delta", check_delta(delta))
-        self._set("max_items_per_user", check_positive_int(
-            max_items_per_user, "max_items_per_user", maximum=MAX_ITEMS_PER_USER))
-        self._set("sampling", check_choice(sampling, "sampling", self.sampling_modes))
+    def __post_init__(self) -> None:
+        self._validate()
         self._calibrate()
 
-    # -- immutability ----------------------------------------------------------------------
-    def _set(self, name, value):
-        object.__setattr__(self, name, value)
+    def _validate(self) -> None:
+        """Check (and normalise) every parameter; subclasses add theirs."""
+        self._set("epsilon", check_epsilon(self.epsilon))
+        self._set("delta", check_delta(self.delta))
+        self._set("max_items_per_user", check_positive_int(
+            self.max_items_per_user, "max_items_per_user", maximum=MAX_ITEMS_PER_USER))
+        self._set("sampling", check_choice(self.sampling, "sampling", self.sampling_modes))
 
-    def __setattr__(self, name, value):
-        raise AttributeError(f"{type(self).__name__} is immutable; make a new one with "
-                             f"make_mechanism({self.name!r}, ...)")
+    def _set(self, name: str, value: object) -> None:
+        """Only validation and calibration set fields: a mechanism is a frozen value."""
+        object.__setattr__(self, name, value)
 
     @property
     def registry_name(self) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -18,6 +19,7 @@ from ..privacy.noise import discrete_laplace
 from .base import Mechanism
 
 
+@dataclass(frozen=True, kw_only=True, repr=False)
 class CountLaplace(Mechanism):
     """Count-Laplace. Privacy claim (add/remove one user X):
 
@@ -39,10 +41,11 @@ class CountLaplace(Mechanism):
     noise = "laplace"
     sensitivity = "H(D) - H(D') = indicator of S_X: L1 <= Δ0, L2 <= sqrt(Δ0), Linf <= 1"
 
-    def __init__(self, epsilon, delta, max_items_per_user=100, sampling="uniform",
-                 noisy_counts=False):
-        self._set("noisy_counts", bool(noisy_counts))
-        super().__init__(epsilon, delta, max_items_per_user, sampling)
+    noisy_counts: bool = False
+
+    def _validate(self) -> None:
+        super()._validate()
+        self._set("noisy_counts", bool(self.noisy_counts))
 
     def _calibrate(self):
         if self.noisy_counts:
@@ -91,6 +94,7 @@ class CountLaplace(Mechanism):
                 "user's ≤ Δ0 items), plus noise"}
 
 
+@dataclass(frozen=True, kw_only=True, repr=False)
 class CountGaussian(Mechanism):
     """Count-Gaussian. Privacy claim:
 

@@ -18,6 +18,7 @@ import csv
 import gzip
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 
@@ -29,6 +30,7 @@ from . import _kernels
 from .base import Mechanism
 
 
+@dataclass(frozen=True, kw_only=True, repr=False)
 class GW(Mechanism):
     """GW-Δ0 (repaired greedy without sampling). Privacy claim (proof: greedy.md §2-3):
 
@@ -51,9 +53,13 @@ class GW(Mechanism):
                    "positive weight (<= 1)")
     sampling_modes = ("top",)
 
-    def __init__(self, epsilon, delta, max_items_per_user=100, alpha=3.0):
-        self._set("alpha", check_nonnegative(alpha, "alpha"))
-        super().__init__(epsilon, delta, max_items_per_user, "top")
+    sampling: str = field(default="top", init=False)
+    alpha: float = 3.0
+    cutoff: float = field(init=False)
+
+    def _validate(self) -> None:
+        super()._validate()
+        self._set("alpha", check_nonnegative(self.alpha, "alpha"))
 
     def _calibrate(self):
         b, rho = calibrate.gw_repaired(self.epsilon, self.delta, self.max_items_per_user)
@@ -79,6 +85,7 @@ class GW(Mechanism):
                                     self.cutoff)
 
 
+@dataclass(frozen=True, kw_only=True, repr=False)
 class GWKT(GW):
     """GW-KT-Δ0: GW with the priority order taken from public frequencies (more frequent first).
 
@@ -93,15 +100,21 @@ class GWKT(GW):
     name = "gw_kt"
     summary = "repaired GW with priority from public frequencies"
 
-    def __init__(self, epsilon, delta, public_frequencies=None, max_items_per_user=100,
-                 alpha=3.0, lang="en"):
-        if public_frequencies is None:
-            freqs, source = wordfreq_frequencies(lang, "lang"), f"{WORDFREQ_PREFIX}{lang}"
+    public_frequencies: str | Path | Mapping[str, float] | None = None
+    lang: str = "en"
+    public_frequencies_source: str = field(init=False)
+    public_rank: Mapping[str, int] = field(init=False, repr=False, compare=False)
+
+    def _validate(self) -> None:
+        super()._validate()
+        freqs: Mapping[str, float]
+        if self.public_frequencies is None:
+            freqs = wordfreq_frequencies(self.lang, "lang")
+            source = f"{WORDFREQ_PREFIX}{self.lang}"
         else:
-            freqs, source = _load_public(public_frequencies)
+            freqs, source = _load_public(self.public_frequencies)
         self._set("public_frequencies_source", source)
-        self._set("_rank", _rank_table(freqs))
-        super().__init__(epsilon, delta, max_items_per_user, alpha)
+        self._set("public_rank", _rank_table(freqs))
 
     def params(self):
         return {**super().params(), "public_frequencies": self.public_frequencies_source}
@@ -110,7 +123,7 @@ class GWKT(GW):
     def bounding(self) -> Bounding:
         """Public rank first, then own frequency, kept in fill order."""
         return Bounding(self.max_items_per_user, Priority.PUBLIC_RANK, ordered=True,
-                        public_rank=self._rank)
+                        public_rank=self.public_rank)
 
 
 WORDFREQ_PREFIX = "wordfreq:"

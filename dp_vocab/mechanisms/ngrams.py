@@ -17,6 +17,7 @@ n-grams, so joining is one-to-one and a released string has exactly one level.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.special import ndtri
@@ -32,6 +33,7 @@ from ..sequences import CandidateJoin, Gram
 from .base import Mechanism
 
 
+@dataclass(frozen=True, kw_only=True, repr=False)
 class DPNE(Mechanism):
     """DPNE with exact candidate counting and exact zero-weight sampling. Privacy claim:
 
@@ -51,18 +53,25 @@ class DPNE(Mechanism):
     sensitivity = "per level: L2 <= 1 (weights 1/sqrt(k) on <= Δ0 candidates of the level)"
     input = "sequences"
 
-    def __init__(self, epsilon, delta, max_n=5, max_items_per_user=10, eta=0.01,
-                 budget_split="uniform", sampling="top"):
-        self._set("max_n", check_positive_int(max_n, "max_n", maximum=64))
-        if not (isinstance(eta, (int, float)) and 0 < eta < 1):
-            raise ParameterError("eta", eta, "a number in (0, 1): the tolerated spurious fraction")
-        self._set("eta", float(eta))
-        if budget_split != "uniform" and not (isinstance(budget_split, (int, float)) and
-                                              budget_split > 0):
-            raise ParameterError("budget_split", budget_split,
-                                 "'uniform' or a geometric base b > 0 (b > 1 favours short n-grams)")
-        self._set("budget_split", budget_split)
-        super().__init__(epsilon, delta, max_items_per_user, sampling)
+    max_n: int = 5
+    max_items_per_user: int = 10
+    eta: float = 0.01
+    budget_split: str | float = "uniform"
+    sampling: str = "top"
+    sigma_star: float = field(init=False)
+    level_sigmas: tuple[float, ...] = field(init=False)
+
+    def _validate(self) -> None:
+        super()._validate()
+        self._set("max_n", check_positive_int(self.max_n, "max_n", maximum=64))
+        if not (isinstance(self.eta, (int, float)) and 0 < self.eta < 1):
+            raise ParameterError("eta", self.eta,
+                                 "a number in (0, 1): the tolerated spurious fraction")
+        self._set("eta", float(self.eta))
+        split = self.budget_split
+        if split != "uniform" and not (isinstance(split, (int, float)) and split > 0):
+            raise ParameterError("budget_split", split, "'uniform' or a geometric base b > 0 "
+                                 "(b > 1 favours short n-grams)")
 
     def _calibrate(self):
         sigma_star = calibrate.agm_sigma(self.epsilon, self.delta / 2)

@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from dataclasses import dataclass, field
+
 from ..bounding import Weighting
 from ..privacy import calibrate
 from .base import Mechanism
 
 
+@dataclass(frozen=True, kw_only=True, repr=False)
 class PartitionOptimal(Mechanism):
     """Keep an item held by n users with probability π*(n), the optimal (ε_p, δ_p) primitive.
 
@@ -33,8 +36,9 @@ class PartitionOptimal(Mechanism):
     sensitivity = "H(D) - H(D') = indicator of S_X (user counts), at most Δ0 items"
     sampling_modes = ("uniform",)
 
-    def __init__(self, epsilon, delta, max_items_per_user=1, sampling="uniform"):
-        super().__init__(epsilon, delta, max_items_per_user, sampling)
+    max_items_per_user: int = 1
+    epsilon_per_item: float = field(init=False)
+    delta_per_item: float = field(init=False)
 
     def _calibrate(self):
         eps_p, delta_p = calibrate.partition_budget(self.epsilon, self.delta,

@@ -8,16 +8,22 @@ Users are processed one at a time in keyed-hash order; each moves the histogram 
 from __future__ import annotations
 
 
+from dataclasses import dataclass, field
+
 from ..privacy import calibrate
 from ..privacy.params import check_nonnegative
 from . import _kernels
 from .base import Mechanism
 
 
+@dataclass(frozen=True, kw_only=True, repr=False)
 class _Policy(Mechanism):
-    def _init(self, epsilon, delta, max_items_per_user, sampling, alpha):
-        self._set("alpha", check_nonnegative(alpha, "alpha"))
-        super().__init__(epsilon, delta, max_items_per_user, sampling)
+    alpha: float = 3.0
+    cutoff: float = field(init=False)
+
+    def _validate(self) -> None:
+        super()._validate()
+        self._set("alpha", check_nonnegative(self.alpha, "alpha"))
 
     def _calibrate(self):
         scale, rho = self._scale_threshold()
@@ -32,6 +38,7 @@ class _Policy(Mechanism):
         return {**super().privacy(), "cutoff": self.cutoff}
 
 
+@dataclass(frozen=True, kw_only=True, repr=False)
 class PolicyLaplace(_Policy):
     """Policy Laplace. Privacy claim (Gopi et al. Lemmas 4.1-4.2, Thm 4.1):
 
@@ -49,8 +56,6 @@ class PolicyLaplace(_Policy):
     summary = "Gopi et al. L1-descent policy; cutoff Γ = ρ + α/ε"
     sensitivity = "L1 <= 1 and H(D) >= H(D') coordinatewise (l1-contractive L1-descent)"
 
-    def __init__(self, epsilon, delta, max_items_per_user=100, sampling="uniform", alpha=3.0):
-        self._init(epsilon, delta, max_items_per_user, sampling, alpha)
 
     def _scale_threshold(self):
         return calibrate.policy_laplace(self.epsilon, self.delta, self.max_items_per_user)
@@ -60,6 +65,7 @@ class PolicyLaplace(_Policy):
                                    self.cutoff)
 
 
+@dataclass(frozen=True, kw_only=True, repr=False)
 class PolicyGaussian(_Policy):
     """Policy Gaussian. Privacy claim (Gopi et al. Lemmas 5.1-5.2, Thm 5.1):
 
@@ -75,8 +81,7 @@ class PolicyGaussian(_Policy):
     summary = "Gopi et al. L2-descent policy; cutoff Γ = ρ + α·σ"
     sensitivity = "L2 <= 1 (l2-contractive L2-descent)"
 
-    def __init__(self, epsilon, delta, max_items_per_user=100, sampling="uniform", alpha=5.0):
-        self._init(epsilon, delta, max_items_per_user, sampling, alpha)
+    alpha: float = 5.0
 
     def _scale_threshold(self):
         return calibrate.policy_gaussian(self.epsilon, self.delta, self.max_items_per_user)

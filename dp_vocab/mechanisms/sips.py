@@ -4,6 +4,7 @@ geometrically increasing budget, each round removing the items already released.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 
 
 from ..bounding import Bounded, ItemWeights, UserData, Weighting, check_key, derive_key
@@ -15,6 +16,7 @@ from ..release import Release
 from .base import Mechanism
 
 
+@dataclass(frozen=True, kw_only=True, repr=False)
 class DPSIPS(Mechanism):
     """DP-SIPS. Privacy claim:
 
@@ -32,13 +34,20 @@ class DPSIPS(Mechanism):
     noise = "gaussian"
     sensitivity = "per round: L2 = 1 (weights 1/sqrt(k) on the user's remaining items)"
 
-    def __init__(self, epsilon, delta, max_items_per_user=100, rounds=3, allocation=0.3,
-                 sampling="uniform"):
-        self._set("rounds", check_positive_int(rounds, "rounds", maximum=64))
-        if not (isinstance(allocation, (int, float)) and 0 < allocation <= 1):
-            raise ParameterError("allocation", allocation, "a number in (0, 1]")
-        self._set("allocation", float(allocation))
-        super().__init__(epsilon, delta, max_items_per_user, sampling)
+    rounds: int = 3
+    allocation: float = 0.3
+    sigma: float = field(init=False)
+    fractions: tuple[float, ...] = field(init=False)
+    round_sigmas: tuple[float, ...] = field(init=False)
+    round_deltas: tuple[float, ...] = field(init=False)
+    round_thresholds: tuple[float, ...] = field(init=False)
+
+    def _validate(self) -> None:
+        super()._validate()
+        self._set("rounds", check_positive_int(self.rounds, "rounds", maximum=64))
+        if not (isinstance(self.allocation, (int, float)) and 0 < self.allocation <= 1):
+            raise ParameterError("allocation", self.allocation, "a number in (0, 1]")
+        self._set("allocation", float(self.allocation))
 
     def _calibrate(self):
         R, a = self.rounds, self.allocation

@@ -6,6 +6,7 @@ Proof: topk.md (beside this module).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -18,6 +19,7 @@ from ..release import Release
 from .base import Mechanism
 
 
+@dataclass(frozen=True, kw_only=True, repr=False)
 class TopK(Mechanism):
     """Exactly k items (or all candidates if fewer). Privacy claim:
 
@@ -35,23 +37,32 @@ class TopK(Mechanism):
     noise = "other"
     sensitivity = "stage A: that mechanism's; stage B: user counts, Linf = 1, monotone"
 
-    def __init__(self, epsilon, delta, k, candidates="policy_gaussian", candidate_budget=0.5,
-                 max_items_per_user=100):
+    k: int
+    candidates: str = "policy_gaussian"
+    candidate_budget: float = 0.5
+    sampling: str = field(default="uniform", init=False)
+    stage_a: Mechanism = field(init=False)
+    pick_epsilon: float = field(init=False)
+    pick_route: str = field(init=False)
+    gumbel_scale: float = field(init=False)
+
+    def _validate(self) -> None:
         from . import MECHANISMS
-        self._set("k", check_positive_int(k, "k", maximum=10_000_000))
-        if candidates not in MECHANISMS or candidates in ("top_k", "dpne", "gw_kt"):
-            raise ParameterError("candidates", candidates, "a set-union mechanism name such as "
-                                 "'policy_gaussian' or 'weighted_gaussian'")
-        if not (isinstance(candidate_budget, (int, float)) and 0 < candidate_budget < 1):
-            raise ParameterError("candidate_budget", candidate_budget,
+        super()._validate()
+        self._set("k", check_positive_int(self.k, "k", maximum=10_000_000))
+        if self.candidates not in MECHANISMS or self.candidates in ("top_k", "dpne", "gw_kt"):
+            raise ParameterError("candidates", self.candidates, "a set-union mechanism name "
+                                 "such as 'policy_gaussian' or 'weighted_gaussian'")
+        if not (isinstance(self.candidate_budget, (int, float)) and
+                0 < self.candidate_budget < 1):
+            raise ParameterError("candidate_budget", self.candidate_budget,
                                  "the fraction of ε for the candidate set, in (0, 1)")
-        self._set("candidate_budget", float(candidate_budget))
-        self._set("candidates", candidates)
-        super().__init__(epsilon, delta, max_items_per_user, "uniform")
+        self._set("candidate_budget", float(self.candidate_budget))
 
     def _calibrate(self):
         from . import MECHANISMS
-        stage_a = MECHANISMS[self.candidates](self.epsilon * self.candidate_budget, self.delta / 2,
+        stage_a = MECHANISMS[self.candidates](epsilon=self.epsilon * self.candidate_budget,
+                                              delta=self.delta / 2,
                                               max_items_per_user=self.max_items_per_user)
         eps_b, delta_b = self.epsilon * (1 - self.candidate_budget), self.delta / 2
         pure = eps_b / self.k

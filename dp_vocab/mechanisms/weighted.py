@@ -5,11 +5,14 @@ Proof: weighted.md (beside this module).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..bounding import Weighting
 from ..privacy import calibrate
 from .base import Mechanism
 
 
+@dataclass(frozen=True, kw_only=True, repr=False)
 class WeightedLaplace(Mechanism):
     """Weighted Laplace. Privacy claim:
 
@@ -32,6 +35,7 @@ class WeightedLaplace(Mechanism):
 
 
 
+@dataclass(frozen=True, kw_only=True, repr=False)
 class WeightedGaussian(Mechanism):
     """Weighted Gaussian. Privacy claim:
 

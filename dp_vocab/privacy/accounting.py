@@ -58,11 +58,13 @@ class Stage:
         not 1.9585.)"""
         from dp_accounting.pld import common
         from dp_accounting.pld import privacy_loss_distribution as pld
+        multiplier = self.noise_multiplier
+        if multiplier is None or self.noise not in _PLD_NOISES:
+            raise ValueError(f"stage {self.name}: no additive noise part to account")
         if self.noise == "gaussian":
-            return pld.from_gaussian_mechanism(self.noise_multiplier,
-                                               value_discretization_interval=interval)
+            return pld.from_gaussian_mechanism(multiplier, value_discretization_interval=interval)
         return pld.from_privacy_parameters(
-            common.DifferentialPrivacyParameters(1.0 / self.noise_multiplier, 0.0),
+            common.DifferentialPrivacyParameters(1.0 / multiplier, 0.0),
             value_discretization_interval=interval)
 
     def to_dict(self) -> dict:

@@ -48,7 +48,7 @@ class RandomSource:
         return self.words(4).tobytes()
 
     def describe(self) -> dict:
-        out = {"mode": self.mode}
+        out: dict[str, object] = {"mode": self.mode}
         if self.seed is not None:
             out["seed"] = self.seed
         return out
