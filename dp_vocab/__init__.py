@@ -1,6 +1,6 @@
 """dp-vocab: vocabularies and n-gram sets from user text with user-level differential privacy."""
 
-__version__ = "0.1.0"
+from .version import __version__
 
 from .errors import (BudgetExceededError, CorpusError, DPVocabError, ParameterError,  # noqa: E402
                      RecipeError)

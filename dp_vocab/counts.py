@@ -14,8 +14,7 @@ import numpy as np
 
 from .errors import ParameterError
 from .itemsets import ItemSets
-from .bounding import Bounding, Priority
-from .mechanisms.base import MAX_ITEMS_PER_USER
+from .bounding import MAX_ITEMS_PER_USER, Bounding, Priority
 from .privacy.accounting import Stage, zcdp_rho_for
 from .privacy.noise import RandomSource, discrete_gaussian, discrete_laplace
 from .privacy.params import check_delta, check_epsilon, check_positive_int

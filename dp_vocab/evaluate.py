@@ -20,6 +20,7 @@ from typing import Callable
 
 import numpy as np
 
+from .bounding import Input
 from .errors import ParameterError
 from .itemsets import ItemSets
 from .outputs import atomic_output_dir, check_output_dir, write_json
@@ -114,7 +115,7 @@ def _init_worker(itemsets: ItemSets, sequences) -> None:
 def _run_one(config: dict) -> dict:
     from .registry import make_mechanism
     from .mechanisms import MECHANISMS
-    seq = getattr(MECHANISMS.get(config["mechanism"]), "input", "itemsets") == "sequences"
+    seq = MECHANISMS[config["mechanism"]].input is Input.SEQUENCES
     itemsets = _SHARED["sequences" if seq else "itemsets"]
     params = {k: v for k, v in config.items() if k not in ("mechanism", "repeat")}
     mech = make_mechanism(config["mechanism"], **params)
@@ -139,7 +140,7 @@ def evaluate(source, mechanisms: list[str], epsilons: list[float], delta: float 
     mechanism_params = _with_recipe_public_params(source, mechanisms, mechanism_params or {})
     from .mechanisms import MECHANISMS
     itemsets = _load(source, progress)
-    needs_seq = any(getattr(MECHANISMS.get(m), "input", "itemsets") == "sequences"
+    needs_seq = any(m in MECHANISMS and MECHANISMS[m].input is Input.SEQUENCES
                     for m in mechanisms)
     sequences = _load(source, progress, sequences=True) if needs_seq else None
     configs = [{"mechanism": m, "epsilon": float(e), "delta": float(delta),

@@ -69,7 +69,7 @@ def published_gw(epsilon: float, delta: float, alpha: float = 3.0):
     a candidate (zero weights included), threshold ρ_GW = 1 − ln(2δ)/ε. NOT DP (greedy.md §5)."""
     import math
 
-    from dp_vocab.mechanisms.base import MAX_ITEMS_PER_USER
+    from dp_vocab.bounding import MAX_ITEMS_PER_USER
     from dp_vocab.mechanisms.greedy import GW
 
     class PublishedGW(GW):

@@ -9,6 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dp_vocab import ItemSets, make_mechanism
+from dp_vocab.bounding import Input
 from dp_vocab.mechanisms import MECHANISMS
 from dp_vocab.bounding import user_order
 from dp_vocab.privacy.noise import RandomSource
@@ -31,7 +32,7 @@ def params(name, tight):
 
 
 ITEMSET_MECHANISMS = [n for n, cls in MECHANISMS.items()
-                      if getattr(cls, "input", "itemsets") == "itemsets"]
+                      if cls.input is Input.ITEM_SETS]
 CASES = [(n, t) for n in ITEMSET_MECHANISMS for t in (True, False)]
 IDS = [f"{n}-{'tight' if t else 'default'}" for n, t in CASES]
 

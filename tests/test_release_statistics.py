@@ -13,6 +13,7 @@ from scipy.special import ndtr
 from scipy.stats import binomtest
 
 from dp_vocab import ItemSets, make_mechanism
+from dp_vocab.bounding import Input
 from dp_vocab.mechanisms import MECHANISMS
 from dp_vocab.privacy import calibrate as c
 from dp_vocab.privacy.noise import RandomSource, bernoulli
@@ -62,7 +63,7 @@ def make(name):
 
 
 ITEMSET_MECHANISMS = [n for n, cls in MECHANISMS.items()
-                      if getattr(cls, "input", "itemsets") == "itemsets"]
+                      if cls.input is Input.ITEM_SETS]
 
 
 @pytest.mark.parametrize("name", ITEMSET_MECHANISMS)

@@ -24,6 +24,16 @@ from . import _kernels
 from .user_order import check_key, derive_key, keyed_order, user_keys, user_order
 
 MISSING_RANK = 2**31 - 1  # items absent from a public priority table rank after all listed ones
+# Δ0 above this is never useful (a user's distinct items are capped at extraction, 100,000 by
+# default) and the thresholds maximise over t = 1..Δ0 in memory
+MAX_ITEMS_PER_USER = 1_000_000
+
+
+class Input(enum.Enum):
+    """The form of user data a mechanism reads (backends load that form)."""
+
+    ITEM_SETS = "itemsets"      # each user's distinct items with own counts
+    SEQUENCES = "sequences"     # each user's documents as runs of tokens (level-wise n-grams)
 
 
 class Priority(enum.IntEnum):
@@ -191,6 +201,7 @@ class UserData(Protocol):
         ...
 
 
-__all__ = ["Bounded", "BoundedRows", "Bounding", "ItemWeights", "MISSING_RANK", "NgramLevels",
+__all__ = ["Bounded", "BoundedRows", "Bounding", "Input", "ItemWeights", "MAX_ITEMS_PER_USER",
+           "MISSING_RANK", "NgramLevels",
            "Priority", "UserData", "Weighting", "bound", "check_key", "string_ties", "derive_key",
            "keyed_order", "user_keys", "user_order", "user_weights"]

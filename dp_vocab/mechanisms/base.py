@@ -18,18 +18,13 @@ from typing import ClassVar
 
 import numpy as np
 
-from ..bounding import (Bounded, Bounding, ItemWeights, Priority, UserData, Weighting, check_key,
-                        user_weights)
+from ..bounding import (MAX_ITEMS_PER_USER, Bounded, Bounding, Input, ItemWeights, Priority,
+                        UserData, Weighting, check_key, user_weights)
 from ..privacy.accounting import Stage
 from ..privacy.noise import (RandomSource, bernoulli, gaussian_release_probability,
                              laplace_release_probability)
 from ..privacy.params import check_choice, check_delta, check_epsilon, check_positive_int
 from ..release import Release
-
-# Δ0 above this is never useful (a user's distinct items are capped at extraction, 100,000 by
-# default) and the thresholds maximise over t = 1..Δ0 in memory
-MAX_ITEMS_PER_USER = 1_000_000
-
 
 @dataclass(frozen=True, kw_only=True, repr=False)
 class Mechanism:
@@ -46,6 +41,7 @@ class Mechanism:
     sensitivity: ClassVar[str]               # the bound the property tests check
     support: ClassVar[str] = "positive"      # candidates: items with weight > 0 ("capped": all)
     sampling_modes: ClassVar[tuple[str, ...]] = ("uniform", "top")
+    input: ClassVar[Input] = Input.ITEM_SETS  # what the backend loads for it
 
     epsilon: float
     delta: float

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import ndtri
 
-from ..bounding import Bounding, Priority, UserData, check_key, derive_key
+from ..bounding import Bounding, Input, Priority, UserData, check_key, derive_key
 from ..errors import ParameterError
 from ..itemsets import item_hashes
 from ..privacy import calibrate
@@ -51,7 +51,7 @@ class DPNE(Mechanism):
     summary = "DPNE n-gram levels up to max_n, exact candidate counts and spurious sampling"
     noise = "gaussian"
     sensitivity = "per level: L2 <= 1 (weights 1/sqrt(k) on <= Δ0 candidates of the level)"
-    input = "sequences"
+    input = Input.SEQUENCES
 
     max_n: int = 5
     max_items_per_user: int = 10

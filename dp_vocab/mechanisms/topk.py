@@ -17,6 +17,17 @@ from ..privacy.noise import RandomSource, gumbel
 from ..privacy.params import check_positive_int
 from ..release import Release
 from .base import Mechanism
+from .count import CountGaussian, CountLaplace
+from .greedy import GW
+from .partition import PartitionOptimal
+from .policy import PolicyGaussian, PolicyLaplace
+from .sips import DPSIPS
+from .weighted import WeightedGaussian, WeightedLaplace
+
+# set-union mechanisms that can give the candidates (by name, as recipes give them)
+CANDIDATES: dict[str, type[Mechanism]] = {
+    cls.name: cls for cls in (CountLaplace, CountGaussian, WeightedLaplace, WeightedGaussian,
+                              PolicyLaplace, PolicyGaussian, GW, PartitionOptimal, DPSIPS)}
 
 
 @dataclass(frozen=True, kw_only=True, repr=False)
@@ -47,12 +58,11 @@ class TopK(Mechanism):
     gumbel_scale: float = field(init=False)
 
     def _validate(self) -> None:
-        from . import MECHANISMS
         super()._validate()
         self._set("k", check_positive_int(self.k, "k", maximum=10_000_000))
-        if self.candidates not in MECHANISMS or self.candidates in ("top_k", "dpne", "gw_kt"):
-            raise ParameterError("candidates", self.candidates, "a set-union mechanism name "
-                                 "such as 'policy_gaussian' or 'weighted_gaussian'")
+        if self.candidates not in CANDIDATES:
+            raise ParameterError("candidates", self.candidates,
+                                 "one of " + ", ".join(map(repr, CANDIDATES)))
         if not (isinstance(self.candidate_budget, (int, float)) and
                 0 < self.candidate_budget < 1):
             raise ParameterError("candidate_budget", self.candidate_budget,
@@ -60,8 +70,7 @@ class TopK(Mechanism):
         self._set("candidate_budget", float(self.candidate_budget))
 
     def _calibrate(self):
-        from . import MECHANISMS
-        stage_a = MECHANISMS[self.candidates](epsilon=self.epsilon * self.candidate_budget,
+        stage_a = CANDIDATES[self.candidates](epsilon=self.epsilon * self.candidate_budget,
                                               delta=self.delta / 2,
                                               max_items_per_user=self.max_items_per_user)
         eps_b, delta_b = self.epsilon * (1 - self.candidate_budget), self.delta / 2

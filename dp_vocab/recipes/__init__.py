@@ -16,9 +16,10 @@ from typing import Any, Callable
 
 from confection import Config, ConfigValidationError
 
-from .. import __version__
+from ..version import __version__
 from ..errors import DPVocabError, ParameterError, RecipeError
 from ..outputs import atomic_output_dir, check_output_dir, write_json
+from ..bounding import Input
 from ..privacy.accounting import Ledger
 from ..privacy.params import check_delta, check_epsilon
 from ..counts import check_counts_route
@@ -188,7 +189,7 @@ def run_recipe(recipe, output, overrides: dict[str, Any] | None = None, force: b
     staged = resolve_sections(cfg, ("mechanism", "counts"))
     mechanism, counter = staged["mechanism"], staged.get("counts")
     check_counts_route(mechanism, counter)
-    sequences = getattr(mechanism, "input", "itemsets") == "sequences"
+    sequences = mechanism.input is Input.SEQUENCES
     if sequences and counter is not None:
         raise RecipeError(f"recipe [counts]: {mechanism.registry_name} releases n-grams level by "
                           f"level; a separate count release is not supported for it")
