@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from dp_vocab import ItemSets, make_mechanism
 from dp_vocab.bounding import Input
 from dp_vocab.mechanisms import MECHANISMS
+from dp_vocab.mechanisms.claim import Norm
 from dp_vocab.bounding import user_order
 from dp_vocab.privacy.noise import RandomSource
 
@@ -84,39 +85,25 @@ def test_sensitivity_and_caps_on_neighbours(name, tight, db, key, data):
     if mech.support == "positive":
         assert newly == unique_x
 
-    # round 1 of DP-SIPS is a Weighted Gaussian; top_k's histogram is its candidate stage's
-    fam = {"dp_sips": "weighted_gaussian"}.get(name, name)
-    if name == "top_k":
-        fam, mech = mech.candidates, mech.stage_a
-    if fam in ("count_laplace", "count_gaussian", "partition_optimal"):
-        assert {k for k, d in zip(allk, diff) if d != 0} == sx
-        assert np.all((diff == 0) | (diff == 1))
-        assert np.abs(diff).sum() <= d0 and math.sqrt((diff ** 2).sum()) <= math.sqrt(d0) + 1e-12
-    elif fam == "weighted_laplace":
-        assert {k for k, d in zip(allk, diff) if d != 0} == sx
-        assert np.abs(diff).sum() == pytest.approx(1.0 if sx else 0.0, abs=1e-9)
-    elif fam == "weighted_gaussian":
-        assert {k for k, d in zip(allk, diff) if d != 0} == sx
-        assert np.sqrt((diff ** 2).sum()) == pytest.approx(1.0 if sx else 0.0, abs=1e-9)
-    elif fam == "policy_laplace":
-        assert np.abs(diff).sum() <= 1 + 1e-9
-        assert np.all(diff >= -1e-12)  # monotone: H(D) ≥ H(D')
-        assert all(0 <= w <= mech.cutoff for w in h.values())
-        for k in unique_x:
-            assert h[k] <= 1 / len(unique_x) + 1e-12
-    elif fam == "policy_gaussian":
-        assert np.sqrt((diff ** 2).sum()) <= 1 + 1e-9
-        assert all(0 <= w <= mech.cutoff + 1e-12 for w in h.values())
-        for k in unique_x:
-            assert h[k] <= 1 / math.sqrt(len(unique_x)) + 1e-12
-    elif fam in ("gw", "gw_kt"):
-        assert np.abs(diff).sum() <= 1 + 1e-9
+    # the oracle is the mechanism's own claim (proof: the .md file beside its module)
+    claim = mech.claim.sensitivity
+    norm = np.abs(diff).sum() if claim.norm is Norm.L1 else math.sqrt((diff ** 2).sum())
+    assert norm <= claim.bound + 1e-9
+    if claim.monotone:
         assert np.all(diff >= -1e-12)
+    if claim.exact:  # X's own weights, as they are: |S_X|^-p on each of X's items, 0 elsewhere
+        moved = {k: d for k, d in zip(allk, diff) if d != 0}
+        assert moved.keys() == sx
+        assert all(d == pytest.approx(len(sx) ** -claim.lone_item_power, abs=1e-12)
+                   for d in moved.values())
+    if claim.lone_item_power is not None:  # what the threshold is derived from
+        assert all(h[k] <= len(unique_x) ** -claim.lone_item_power + 1e-12 for k in unique_x)
+    if claim.lone_items_positive is not None:
         positive = [k for k in unique_x if h[k] > 0]
-        assert len(positive) <= 1 and all(h[k] <= 1 + 1e-12 for k in positive)
-        assert all(0 <= w <= mech.cutoff for w in h.values())
-    else:  # a new mechanism must declare its sensitivity check here
-        pytest.fail(f"no sensitivity oracle for {name}")
+        assert len(positive) <= claim.lone_items_positive
+        assert all(h[k] <= 1 + 1e-12 for k in positive)
+    if claim.cap is not None:
+        assert all(0 <= w <= claim.cap + 1e-12 for w in h.values())
 
 
 @given(db=databases, key=keys, other=keys, data=st.data())

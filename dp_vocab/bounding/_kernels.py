@@ -76,9 +76,8 @@ def _select_smallest(prim, rand, tie, k, uniform_prim):
     return out
 
 
-@njit(cache=True, parallel=True)
-def bound_rows(indptr, items, counts, seeds, item_hashes, item_tie, item_rank, max_items, mode,
-               ordered):
+def _bound_rows(indptr, items, counts, seeds, item_hashes, item_tie, item_rank, max_items, mode,
+                ordered):
     """Cap every user to ≤ max_items items; returns (indptr, positions) of the bounded sets,
     positions indexing the input ``items``/``counts`` arrays.
 
@@ -135,3 +134,18 @@ def bound_rows(indptr, items, counts, seeds, item_hashes, item_tie, item_rank, m
         for j in range(sel.size):
             out_pos[o + j] = s + sel[j]
     return out_ptr, out_pos
+
+
+# one body, compiled twice: threads pay off only on many pairs (a lone user's release, as in the
+# statistical tests, would spend milliseconds starting them)
+_bound_rows_parallel = njit(cache=True, parallel=True)(_bound_rows)
+_bound_rows_serial = njit(cache=True)(_bound_rows)
+_PARALLEL_FROM = 1 << 16   # (user, item) pairs
+
+
+def bound_rows(indptr, items, counts, seeds, item_hashes, item_tie, item_rank, max_items, mode,
+               ordered):
+    """See ``_bound_rows``; runs on every core for large inputs."""
+    run = _bound_rows_parallel if items.size >= _PARALLEL_FROM else _bound_rows_serial
+    return run(indptr, items, counts, seeds, item_hashes, item_tie, item_rank, max_items, mode,
+               ordered)

@@ -25,6 +25,7 @@ from ..privacy.noise import (RandomSource, bernoulli, gaussian_release_probabili
                              laplace_release_probability)
 from ..privacy.params import check_choice, check_delta, check_epsilon, check_positive_int
 from ..release import Release
+from .claim import Norm, PrivacyClaim, Sensitivity
 
 @dataclass(frozen=True, kw_only=True, repr=False)
 class Mechanism:
@@ -38,7 +39,6 @@ class Mechanism:
     summary: ClassVar[str]                   # one line for `dp-vocab mechanisms`
     version: ClassVar[int] = 1
     noise: ClassVar[str]                     # "laplace" | "gaussian" | "optimal"
-    sensitivity: ClassVar[str]               # the bound the property tests check
     support: ClassVar[str] = "positive"      # candidates: items with weight > 0 ("capped": all)
     sampling_modes: ClassVar[tuple[str, ...]] = ("uniform", "top")
     input: ClassVar[Input] = Input.ITEM_SETS  # what the backend loads for it
@@ -78,11 +78,33 @@ class Mechanism:
         return {"epsilon": self.epsilon, "delta": self.delta,
                 "max_items_per_user": self.max_items_per_user, "sampling": self.sampling}
 
+    def sensitivity(self) -> Sensitivity:
+        """The sensitivity the proof establishes (parallel mechanisms: from their weighting)."""
+        w = self.weighting
+        if w is Weighting.COUNT:
+            return Sensitivity(Norm.L1, float(self.max_items_per_user), monotone=True,
+                               lone_item_power=0.0, exact=True,
+                               text="H(D) - H(D') = indicator of S_X: L1 <= Δ0, Linf <= 1")
+        if w is Weighting.L1:
+            return Sensitivity(Norm.L1, 1.0, monotone=True, lone_item_power=1.0, exact=True,
+                               text="L1 = 1 (only the removed user's items change)")
+        if w is Weighting.L2:
+            return Sensitivity(Norm.L2, 1.0, monotone=True, lone_item_power=0.5, exact=True,
+                               text="L2 = 1 (only the removed user's items change)")
+        raise NotImplementedError
+
+    @property
+    def claim(self) -> PrivacyClaim:
+        """The privacy claim as data (proof: the .md file beside the mechanism's module)."""
+        return PrivacyClaim(self.epsilon, self.delta, self.sensitivity(), self.noise,
+                            self.noise_scale, self.threshold)
+
     def privacy(self) -> dict:
         """The privacy claim, as the report prints it."""
-        return {"guarantee": f"({self.epsilon:g}, {self.delta:g})-DP, add/remove one user",
-                "sensitivity": self.sensitivity, "noise": self.noise,
-                "threshold": self.threshold, "noise_scale": self.noise_scale,
+        claim = self.claim
+        return {"guarantee": claim.guarantee, "sensitivity": claim.sensitivity.text,
+                "noise": self.noise, "threshold": self.threshold,
+                "noise_scale": self.noise_scale,
                 "release_decisions": "exact Bernoulli of the closed-form release probability "
                                      "(no noise value is materialised)"}
 

@@ -17,6 +17,7 @@ from ..privacy import calibrate
 from ..privacy.accounting import Stage
 from ..privacy.noise import discrete_laplace
 from .base import Mechanism
+from .claim import Norm, Sensitivity
 
 
 @dataclass(frozen=True, kw_only=True, repr=False)
@@ -39,7 +40,6 @@ class CountLaplace(Mechanism):
     weighting = Weighting.COUNT
     summary = "user counts with per-user cap Δ0, Laplace noise"
     noise = "laplace"
-    sensitivity = "H(D) - H(D') = indicator of S_X: L1 <= Δ0, L2 <= sqrt(Δ0), Linf <= 1"
 
     noisy_counts: bool = False
 
@@ -108,7 +108,11 @@ class CountGaussian(Mechanism):
     weighting = Weighting.COUNT
     summary = "user counts with per-user cap Δ0, analytic Gaussian noise"
     noise = "gaussian"
-    sensitivity = "H(D) - H(D') = indicator of S_X: L2 <= sqrt(Δ0)"
+
+    def sensitivity(self) -> Sensitivity:
+        return Sensitivity(Norm.L2, math.sqrt(self.max_items_per_user), monotone=True,
+                           lone_item_power=0.0, exact=True,
+                           text="H(D) - H(D') = indicator of S_X: L2 <= sqrt(Δ0)")
 
     @property
     def noise_multiplier(self):

@@ -28,6 +28,7 @@ from ..privacy.params import check_nonnegative
 from ..bounding import Bounded, Bounding, Priority
 from . import _kernels
 from .base import Mechanism
+from .claim import Norm, Sensitivity
 
 
 @dataclass(frozen=True, kw_only=True, repr=False)
@@ -49,8 +50,6 @@ class GW(Mechanism):
     summary = "repaired greedy without sampling: fill own most frequent items first"
     noise = "laplace"
     support = "capped"
-    sensitivity = ("L1 <= 1 and H(D) >= H(D'); at most one unique item of the removed user has "
-                   "positive weight (<= 1)")
     sampling_modes = ("top",)
 
     sampling: str = field(default="top", init=False)
@@ -60,6 +59,11 @@ class GW(Mechanism):
     def _validate(self) -> None:
         super()._validate()
         self._set("alpha", check_nonnegative(self.alpha, "alpha"))
+
+    def sensitivity(self) -> Sensitivity:
+        return Sensitivity(Norm.L1, 1.0, monotone=True, lone_items_positive=1, cap=self.cutoff,
+                           text="L1 <= 1 and H(D) >= H(D'); at most one unique item of the "
+                                "removed user has positive weight (<= 1)")
 
     def _calibrate(self):
         b, rho = calibrate.gw_repaired(self.epsilon, self.delta, self.max_items_per_user)

@@ -31,6 +31,7 @@ from ..privacy.params import check_positive_int
 from ..release import Release
 from ..sequences import CandidateJoin, Gram
 from .base import Mechanism
+from .claim import Norm, Sensitivity
 
 
 @dataclass(frozen=True, kw_only=True, repr=False)
@@ -50,7 +51,11 @@ class DPNE(Mechanism):
     name = "dpne"
     summary = "DPNE n-gram levels up to max_n, exact candidate counts and spurious sampling"
     noise = "gaussian"
-    sensitivity = "per level: L2 <= 1 (weights 1/sqrt(k) on <= Δ0 candidates of the level)"
+
+    def sensitivity(self) -> Sensitivity:  # of each level, given the earlier levels' output
+        return Sensitivity(Norm.L2, 1.0, monotone=True, lone_item_power=0.5, exact=True,
+                           text="per level: L2 <= 1 (weights 1/sqrt(k) on <= Δ0 candidates "
+                                "of the level)")
     input = Input.SEQUENCES
 
     max_n: int = 5

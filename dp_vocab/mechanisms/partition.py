@@ -33,7 +33,6 @@ class PartitionOptimal(Mechanism):
     weighting = Weighting.COUNT
     summary = "optimal keep-probability π*(n) (Desfontaines et al.), best at Δ0 = 1"
     noise = "optimal"
-    sensitivity = "H(D) - H(D') = indicator of S_X (user counts), at most Δ0 items"
     sampling_modes = ("uniform",)
 
     max_items_per_user: int = 1

@@ -14,6 +14,7 @@ from ..privacy import calibrate
 from ..privacy.params import check_nonnegative
 from . import _kernels
 from .base import Mechanism
+from .claim import Norm, Sensitivity
 
 
 @dataclass(frozen=True, kw_only=True, repr=False)
@@ -54,7 +55,11 @@ class PolicyLaplace(_Policy):
     name = "policy_laplace"
     noise = "laplace"
     summary = "Gopi et al. L1-descent policy; cutoff Γ = ρ + α/ε"
-    sensitivity = "L1 <= 1 and H(D) >= H(D') coordinatewise (l1-contractive L1-descent)"
+
+    def sensitivity(self) -> Sensitivity:
+        return Sensitivity(Norm.L1, 1.0, monotone=True, lone_item_power=1.0, cap=self.cutoff,
+                           text="L1 <= 1 and H(D) >= H(D') coordinatewise "
+                                "(l1-contractive L1-descent)")
 
 
     def _scale_threshold(self):
@@ -79,7 +84,10 @@ class PolicyGaussian(_Policy):
     name = "policy_gaussian"
     noise = "gaussian"
     summary = "Gopi et al. L2-descent policy; cutoff Γ = ρ + α·σ"
-    sensitivity = "L2 <= 1 (l2-contractive L2-descent)"
+
+    def sensitivity(self) -> Sensitivity:
+        return Sensitivity(Norm.L2, 1.0, lone_item_power=0.5, cap=self.cutoff,
+                           text="L2 <= 1 (l2-contractive L2-descent)")
 
     alpha: float = 5.0
 

@@ -14,6 +14,7 @@ from ..privacy.noise import RandomSource, bernoulli, gaussian_release_probabilit
 from ..privacy.params import check_positive_int
 from ..release import Release
 from .base import Mechanism
+from .claim import Norm, Sensitivity
 
 
 @dataclass(frozen=True, kw_only=True, repr=False)
@@ -32,7 +33,11 @@ class DPSIPS(Mechanism):
     name = "dp_sips"
     summary = "DP-SIPS: R weighted-Gaussian rounds, geometric budget, released items removed"
     noise = "gaussian"
-    sensitivity = "per round: L2 = 1 (weights 1/sqrt(k) on the user's remaining items)"
+
+    def sensitivity(self) -> Sensitivity:  # of each round, given the earlier rounds' output
+        return Sensitivity(Norm.L2, 1.0, monotone=True, lone_item_power=0.5, exact=True,
+                           text="per round: L2 = 1 (weights 1/sqrt(k) on the user's remaining "
+                                "items)")
 
     rounds: int = 3
     allocation: float = 0.3

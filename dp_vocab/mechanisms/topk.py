@@ -5,6 +5,7 @@ Proof: topk.md (beside this module).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 
@@ -17,6 +18,7 @@ from ..privacy.noise import RandomSource, gumbel
 from ..privacy.params import check_positive_int
 from ..release import Release
 from .base import Mechanism
+from .claim import Sensitivity
 from .count import CountGaussian, CountLaplace
 from .greedy import GW
 from .partition import PartitionOptimal
@@ -46,7 +48,11 @@ class TopK(Mechanism):
     name = "top_k"
     summary = "exactly k items: private candidates, then one-shot Gumbel top-k by user counts"
     noise = "other"
-    sensitivity = "stage A: that mechanism's; stage B: user counts, Linf = 1, monotone"
+
+    def sensitivity(self) -> Sensitivity:  # the histogram is stage A's; stage B: see topk.md
+        a = self.stage_a.sensitivity()
+        return dataclasses.replace(a, text=f"stage A: {a.text}; stage B: user counts, "
+                                           f"Linf = 1, monotone")
 
     k: int
     candidates: str = "policy_gaussian"

@@ -26,7 +26,6 @@ class WeightedLaplace(Mechanism):
     weighting = Weighting.L1
     summary = "each user spreads weight 1 over its items (L1), Laplace noise"
     noise = "laplace"
-    sensitivity = "L1 = 1 (only the removed user's items change)"
 
     def _calibrate(self):
         b, rho = calibrate.policy_laplace(self.epsilon, self.delta, self.max_items_per_user)
@@ -49,7 +48,6 @@ class WeightedGaussian(Mechanism):
     weighting = Weighting.L2
     summary = "each user spreads L2 norm 1 over its items, Gaussian noise"
     noise = "gaussian"
-    sensitivity = "L2 = 1 (only the removed user's items change)"
 
     def _calibrate(self):
         sigma, rho = calibrate.policy_gaussian(self.epsilon, self.delta, self.max_items_per_user)
