@@ -11,6 +11,7 @@ from scipy.stats import binomtest, chisquare
 
 from dp_vocab import ItemSets, make_mechanism
 from dp_vocab.extraction import extract_sequences
+from dp_vocab.mechanisms.claim import Norm
 from dp_vocab.privacy import calibrate
 from dp_vocab.privacy.noise import RandomSource, gumbel
 from dp_vocab.text.extract import ItemExtractor
@@ -69,8 +70,11 @@ def test_dpne_per_level_sensitivity(data, key, pick):
     for n, prev in ((1, []), (2, previous)):
         h, hp = m.level_histogram(c, n, prev, key), m.level_histogram(cp, n, prev, key)
         keys = set(h) | set(hp)
+        claim = m.claim.sensitivity   # per level, as for every mechanism: its own claim
+        assert claim.norm is Norm.L2 and claim.monotone
         l2 = math.sqrt(sum((h.get(k, 0) - hp.get(k, 0)) ** 2 for k in keys))
-        assert l2 <= 1 + 1e-9
+        assert l2 <= claim.bound + 1e-9
+        assert all(h.get(k, 0) >= hp.get(k, 0) - 1e-12 for k in keys)
         if n == 2:  # candidates only: prefix and suffix in S_1
             assert all(g.split(" ")[0] in previous and g.split(" ")[1] in previous for g in h)
 

@@ -25,32 +25,45 @@ N = 40_000
 pytestmark = pytest.mark.slow
 
 
+def _per_item(p_one: float) -> float:
+    return 1 - (1 - p_one) ** T
+
+
+def _gw(m) -> float:  # one item at weight 1, the others at 0
+    p1 = 0.5 * math.exp(-(m.threshold - 1) * EPS)
+    p0 = 0.5 * math.exp(-m.threshold * EPS)
+    return 1 - (1 - p1) * (1 - p0) ** (T - 1)
+
+
+def _sips(m) -> float:  # the same T items, weight 1/√T, in every round until released
+    keep = 1.0
+    for tau, sigma in zip(m.round_thresholds, m.round_sigmas):
+        keep *= (1 - float(ndtr((1 / math.sqrt(T) - tau) / sigma))) ** T
+    return 1 - keep
+
+
+# Closed-form P(some of a lone user's T unique items is released), one case per mechanism
+LONE_USER = {
+    "count_laplace": lambda m: _per_item(0.5 * math.exp(-(m.threshold - 1) / m.noise_scale)),
+    "count_gaussian": lambda m: _per_item(float(ndtr((1 - m.threshold) / m.noise_scale))),
+    "weighted_laplace": lambda m: _per_item(0.5 * math.exp(-(m.threshold - 1 / T) / m.noise_scale)),
+    "policy_laplace": lambda m: _per_item(0.5 * math.exp(-(m.threshold - 1 / T) / m.noise_scale)),
+    "weighted_gaussian": lambda m: _per_item(float(ndtr((1 / math.sqrt(T) - m.threshold)
+                                                        / m.noise_scale))),
+    "policy_gaussian": lambda m: _per_item(float(ndtr((1 / math.sqrt(T) - m.threshold)
+                                                      / m.noise_scale))),
+    "gw": _gw,
+    "gw_kt": _gw,
+    "partition_optimal": lambda m: _per_item(float(c.pi_star(1, m.epsilon_per_item,
+                                                             m.delta_per_item))),
+    "dp_sips": _sips,
+    # k ≥ T: every candidate is kept, so stage A decides
+    "top_k": lambda m: LONE_USER[m.candidates](m.stage_a),
+}
+
+
 def lone_user_probability(name: str, m) -> float:
-    """Closed-form P(some of a lone user's T unique items is released)."""
-    if name == "count_laplace":
-        p = 0.5 * math.exp(-(m.threshold - 1) / m.noise_scale)
-    elif name == "count_gaussian":
-        p = float(ndtr((1 - m.threshold) / m.noise_scale))
-    elif name in ("weighted_laplace", "policy_laplace"):
-        p = 0.5 * math.exp(-(m.threshold - 1 / T) / m.noise_scale)
-    elif name in ("weighted_gaussian", "policy_gaussian"):
-        p = float(ndtr((1 / math.sqrt(T) - m.threshold) / m.noise_scale))
-    elif name in ("gw", "gw_kt"):  # one item at weight 1, the others at 0
-        p1 = 0.5 * math.exp(-(m.threshold - 1) * EPS)
-        p0 = 0.5 * math.exp(-m.threshold * EPS)
-        return 1 - (1 - p1) * (1 - p0) ** (T - 1)
-    elif name == "partition_optimal":
-        p = float(c.pi_star(1, m.epsilon_per_item, m.delta_per_item))
-    elif name == "dp_sips":  # the same T items, weight 1/√T, in every round until released
-        keep = 1.0
-        for tau, sigma in zip(m.round_thresholds, m.round_sigmas):
-            keep *= (1 - float(ndtr((1 / math.sqrt(T) - tau) / sigma))) ** T
-        return 1 - keep
-    elif name == "top_k":  # k ≥ T: every candidate is kept, so stage A decides
-        return lone_user_probability(m.candidates, m.stage_a)
-    else:
-        raise AssertionError(f"no closed form for {name}")
-    return 1 - (1 - p) ** T
+    return LONE_USER[name](m)
 
 
 def make(name):
