@@ -68,7 +68,7 @@ METASPACE = "▁"
 
 def _normalizer(items: dict):
     from tokenizers import normalizers
-    steps = []
+    steps: list[normalizers.Normalizer] = []
     if items.get("nfkc", True):
         steps.append(normalizers.NFKC())
     if items.get("lowercase", True):
@@ -193,7 +193,9 @@ class HFTokenizerExporter:
                                              max_input_chars_per_word=100))
         elif self.model == "unigram":
             vocab = self._unigram_vocab(release, words, items)
-            tok = Tokenizer(models.Unigram(vocab, unk_id=self.special_tokens.index(self.unk),
+            unk = self.unk
+            unk_id = None if unk is None else self.special_tokens.index(unk)
+            tok = Tokenizer(models.Unigram(vocab, unk_id=unk_id,
                                            byte_fallback=False))
         else:
             tok = self._train_byte_level_bpe(release, words, items)
@@ -232,9 +234,9 @@ class HFTokenizerExporter:
     def _unigram_vocab(self, release: Release, words: list[str], items: dict):
         """Word-initial pieces ``▁w`` and inner pieces ``w`` (after punctuation) scored by the
         log DP-count probability of w; characters and ``▁`` below every word."""
-        counts = release.counts
+        counts = release.counts or {}
         surface = {w: _surface(w, items) for w in words}
-        weight = {}
+        weight: dict[str, float] = {}
         for w in words:
             s = surface[w]
             if s and METASPACE not in s and " " not in s:
@@ -265,7 +267,8 @@ class HFTokenizerExporter:
 
         tok = Tokenizer(models.BPE())
         tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-        counts = {w: max(release.counts.get(w, 0), 0) for w in words}
+        dp_counts = release.counts or {}
+        counts = {w: max(dp_counts.get(w, 0), 0) for w in words}
         total = sum(counts.values()) or 1
         scale = min(1.0, self.max_training_words / total)  # scaled DP counts: seconds, not minutes
         trainer = trainers.BpeTrainer(vocab_size=self.vocab_size, special_tokens=self.special_tokens,

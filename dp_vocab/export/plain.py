@@ -30,7 +30,7 @@ class PlainExporter:
         if self.jsonl:
             with open(outdir / "vocab.jsonl", "w", encoding="utf-8", newline="\n") as f:
                 for item in release.items:
-                    rec = {"item": item}
+                    rec: dict[str, object] = {"item": item}
                     if release.counts is not None:
                         rec["noisy_count"] = release.counts[item]
                     f.write(json.dumps(rec, ensure_ascii=False) + "\n")

@@ -72,7 +72,8 @@ class ItemExtractor:
         breaks = self._breaks
         if not any(breaks(t) for t in tokens):
             return [tokens] if tokens else []
-        runs, run = [], []
+        runs: list[list[str]] = []
+        run: list[str] = []
         for t in tokens:
             if breaks(t):
                 if run:
