@@ -163,8 +163,8 @@ class ItemSets:
 
 def _check_user_id(user) -> None:
     if isinstance(user, bool) or not isinstance(user, (str, int, bytes)):
-        raise CorpusError(f"user id must be a string or an integer, got {type(user).__name__} "
-                          f"{user!r}", field="user")
+        raise CorpusError(f"user id must be a string or an integer, found a "
+                          f"{type(user).__name__}", field="user")
 
 
 class ItemSetsBuilder:
