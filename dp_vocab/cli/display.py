@@ -16,16 +16,20 @@ class ReadProgress:
                                   DownloadColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
                                   console=Console(stderr=True), disable=disable, transient=False)
         self._task = None
+        self._started = False
 
     def __enter__(self):
-        self._progress.__enter__()
         return self
 
     def __exit__(self, *exc):
-        return self._progress.__exit__(*exc)
+        # started on the first update: an error before reading prints no empty bar line
+        return self._progress.__exit__(*exc) if self._started else None
 
     def update(self, reader) -> None:
         done, total = reader.progress()
+        if not self._started:
+            self._progress.__enter__()
+            self._started = True
         if self._task is None:
             self._task = self._progress.add_task("read", total=total or None)
         self._progress.update(self._task, completed=done, total=total or None)
