@@ -20,7 +20,7 @@ from typing import Callable
 
 import numpy as np
 
-from .errors import ParameterError
+from .errors import CorpusError, ParameterError
 from .itemsets import ItemSets
 from .outputs import atomic_output_dir, check_output_dir, write_json
 
@@ -109,15 +109,30 @@ def evaluate(source, mechanisms: list[str], epsilons: list[float], delta: float 
              on_run: Callable[[dict], None] | None = None, progress=None) -> Evaluation:
     """Run every configuration ``repeats`` times. ``source``: a JSONL corpus, a recipe (.cfg,
     its corpus and [items]) or ItemSets. ``mechanism_params``: extra parameters per mechanism."""
+    from .privacy.params import check_delta, check_epsilon, check_positive_int
     from .registry import resolve_mechanism_name
+    if not mechanisms:
+        raise ParameterError("mechanisms", mechanisms, "at least one mechanism name")
     for m in mechanisms:
         resolve_mechanism_name(m)
-    if repeats < 1:
-        raise ParameterError("repeats", repeats, "an integer >= 1")
+    if not epsilons:
+        raise ParameterError("epsilons", epsilons, "at least one ε value")
+    for e in epsilons:
+        check_epsilon(e, "epsilon")
+    check_delta(delta, "delta")
+    check_positive_int(repeats, "repeats")
+    check_positive_int(jobs, "jobs")
     d0s = list(max_items_per_user or [100])
+    for d0 in d0s:
+        check_positive_int(d0, "max_items_per_user")
     mechanism_params = mechanism_params or {}
     from .mechanisms import MECHANISMS
     itemsets = _load(source, progress)
+    if not itemsets.n_pairs:
+        # evaluate is the data owner's NON-PRIVATE harness: saying the corpus is empty is fine
+        raise CorpusError("no item in the corpus (no documents, or every token dropped): "
+                          "nothing to evaluate", path=None if isinstance(source, ItemSets)
+                          else source)
     needs_seq = any(getattr(MECHANISMS.get(m), "input", "itemsets") == "sequences"
                     for m in mechanisms)
     sequences = _load(source, progress, sequences=True) if needs_seq else None
@@ -221,7 +236,7 @@ def _plots(ev: Evaluation) -> dict[str, bytes]:
     key = next(iter(k for k in ev.released_example if k[1] == e0), None)
     if key is not None:
         released = set(ev.released_example[key])
-        mask = np.array([ev.vocab[int(i)] in released for i in order])
+        mask = np.array([ev.vocab[int(i)] in released for i in order], dtype=bool)
         ax.scatter(ranks[mask], holders[order][mask], s=6, color="tab:red",
                    label=f"released by {key[0]} (ε={key[1]:g}, one run)")
     ax.set_xlabel("rank")
@@ -263,11 +278,11 @@ table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:4px 10px;t
 """
 
 
-def write_report(ev: Evaluation, output, force: bool = False) -> list[str]:
+def write_report(ev: Evaluation, output, force: bool = False, protect=()) -> list[str]:
     """results.csv, results.json, PNG plots and report.html, atomically."""
-    check_output_dir(output, force)
+    check_output_dir(output, force, protect)
     pngs = _plots(ev)
-    with atomic_output_dir(output, force) as tmp:
+    with atomic_output_dir(output, force, protect) as tmp:
         with open(tmp / "results.csv", "w", newline="", encoding="utf-8") as f:
             w = csv.DictWriter(f, fieldnames=list(ev.summary[0]))
             w.writeheader()

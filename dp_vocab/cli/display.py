@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.progress import (BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn,
                            TimeRemainingColumn)
+from rich.markup import escape
 from rich.table import Table
 
 
@@ -52,11 +53,13 @@ def print_summary(result) -> None:
     t.add_row("randomness", rel.randomness["mode"])
     t.add_row("time", f"extract {result.timings['extract_s']:.1f} s, "
                       f"release {result.timings['release_s']:.2f} s")
-    t.add_row("output", f"{result.output}/ ({', '.join(result.files)})")
+    t.add_row("output", escape(f"{result.output}/ ({', '.join(result.files)})"))
     Console().print(t)
     if result.skipped:
-        err = Console(stderr=True, highlight=False)
-        err.print(f"[yellow]skipped {result.skipped} malformed line(s) (on_error = \"skip\"; "
-                  f"operator information, not written to the output). First:[/]")
+        # a count of bad lines is a statistic of the private input: stderr only, labelled
+        err = Console(stderr=True, highlight=False, soft_wrap=True)
+        err.print(f"[yellow]NON-PRIVATE operator diagnostic (stderr only, never written to the "
+                  f"output; do not publish): skipped {result.skipped} malformed line(s) "
+                  f"(on_error = \"skip\"). First:[/]")
         for reason in result.skip_reasons:
             err.print(f"  {reason}", markup=False)

@@ -274,7 +274,8 @@ def run_recipe(recipe, output, overrides: dict[str, Any] | None = None, force: b
     from ..privacy.noise import RandomSource
 
     cfg = load_recipe(recipe, overrides)
-    check_output_dir(output, force)
+    inputs = _input_paths(recipe, cfg)
+    check_output_dir(output, force, inputs)
     staged = resolve_sections(cfg, ("mechanism", "counts"))
     mechanism, counter = staged["mechanism"], staged.get("counts")
     check_counts_route(mechanism, counter)
@@ -342,7 +343,7 @@ def run_recipe(recipe, output, overrides: dict[str, Any] | None = None, force: b
     }
     _assert_finite(record)
     context = {"items": extractor.describe(), "output": str(Path(output).resolve())}
-    with atomic_output_dir(output, force) as tmp:
+    with atomic_output_dir(output, force, inputs) as tmp:
         files = []
         for e in exporters:
             files += e.export(release, tmp, context)
@@ -352,6 +353,17 @@ def run_recipe(recipe, output, overrides: dict[str, Any] | None = None, force: b
     return RunResult(release=release, output=Path(output), files=files, record=record,
                      timings=timings, skipped=getattr(reader, "skipped", 0),
                      skip_reasons=list(getattr(reader, "skip_reasons", [])))
+
+
+def _input_paths(recipe, cfg: Config) -> list[Path]:
+    """The recipe file and the corpus location (the fixed part of a glob): an output must not
+    contain them."""
+    out = [] if isinstance(recipe, (dict, Config)) else [Path(recipe)]
+    corpus = cfg["corpus"].get("path")
+    if isinstance(corpus, str) and corpus:
+        fixed = re.split(r"[*?\[]", corpus, maxsplit=1)[0]
+        out.append(Path(fixed) if fixed else Path("."))
+    return out
 
 
 def _exporters(export) -> list:
