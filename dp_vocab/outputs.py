@@ -35,6 +35,11 @@ def check_output_dir(path, force: bool, protect: Iterable = ()) -> Path:
     """
     path = Path(path)
     try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: the name came from non-UTF-8 bytes
+        raise OutputError(f"{_where(path)}: the path is not valid UTF-8; choose a UTF-8 "
+                          f"name.") from None
+    try:
         real = path.resolve()
         cwd = Path.cwd().resolve()
         if real == cwd or real in cwd.parents:
