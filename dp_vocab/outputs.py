@@ -83,6 +83,8 @@ def check_replaceable(path: Path) -> None:
     try:
         written = set(json.loads(marker.read_text(encoding="utf-8"))["files"])
     except (OSError, ValueError, KeyError, TypeError):
+        if not path.exists():  # replaced or removed meanwhile by a concurrent run: re-checked
+            return             # under the lock before anything is renamed
         raise OutputError(f"{_where(path)}: the directory exists and is not a dp-vocab output "
                           f"(no valid {MARKER} marker); --force replaces only a previous "
                           f"dp-vocab output or an empty directory. Choose another path or "
