@@ -51,14 +51,17 @@ def check_output_dir(path, force: bool, protect: Iterable = ()) -> Path:
             if rp == real or real in rp.parents:
                 raise OutputError(f"{_where(path)}: it contains an input of this run ({p}); "
                                   f"choose an output path outside the inputs.")
-        if path.exists() or path.is_symlink():
-            if not path.is_dir():
-                raise OutputError(f"{_where(path)}: expected a directory path, found a file. "
-                                  f"Choose another path.")
-            if not force:
-                raise OutputError(f"{_where(path)}: the directory exists. Pass --force to "
-                                  f"replace it, or choose another path.")
-            check_replaceable(path)
+        parent = Path(os.path.abspath(path)).parent
+        # under the lock concurrent writers use: never see an output half-way through a swap
+        with _parent_lock(parent) if parent.is_dir() else contextlib.nullcontext():
+            if path.exists() or path.is_symlink():
+                if not path.is_dir():
+                    raise OutputError(f"{_where(path)}: expected a directory path, found a "
+                                      f"file. Choose another path.")
+                if not force:
+                    raise OutputError(f"{_where(path)}: the directory exists. Pass --force to "
+                                      f"replace it, or choose another path.")
+                check_replaceable(path)
         ancestor = Path(os.path.abspath(path)).parent
         while not ancestor.exists():  # missing parents are created when the output is written
             ancestor = ancestor.parent
@@ -83,8 +86,6 @@ def check_replaceable(path: Path) -> None:
     try:
         written = set(json.loads(marker.read_text(encoding="utf-8"))["files"])
     except (OSError, ValueError, KeyError, TypeError):
-        if not path.exists():  # replaced or removed meanwhile by a concurrent run: re-checked
-            return             # under the lock before anything is renamed
         raise OutputError(f"{_where(path)}: the directory exists and is not a dp-vocab output "
                           f"(no valid {MARKER} marker); --force replaces only a previous "
                           f"dp-vocab output or an empty directory. Choose another path or "

@@ -700,3 +700,17 @@ def test_memory_bound(make, code, message, tmp_path, normal_rss):
         assert_one_error_line(err, message)
         assert list((tmp_path / "out").iterdir()) == []
     assert rss <= normal_rss + RSS_MARGIN_KB, f"peak RSS {rss} KB vs a normal run {normal_rss} KB"
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["audit", "gw", "--runs", "abc"], r"Invalid value for '--runs'.*dp-vocab audit --help"),
+    (["run", "recipe.cfg"], r"Missing option '--output'"),
+    (["nope"], r"No such command 'nope'"),
+])
+def test_option_parsing_errors_are_one_line_too(argv, message, monkeypatch, capsys):
+    from dp_vocab.cli import main
+    monkeypatch.setattr(sys, "argv", ["dp-vocab", *argv])
+    with pytest.raises(SystemExit) as exc:
+        main()
+    assert exc.value.code == 2
+    assert_one_error_line(capsys.readouterr().err, message)

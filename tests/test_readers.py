@@ -8,6 +8,7 @@ import lzma
 import pytest
 
 from dp_vocab.corpora import CsvReader, JsonlReader, TextDirReader
+from dp_vocab.corpora.readers import MixedUserIdWarning
 from dp_vocab.errors import CorpusError, ParameterError
 
 
@@ -23,7 +24,8 @@ def test_jsonl_compressed_and_custom_fields(tmp_path, suffix, opener):
     p = tmp_path / f"c.jsonl{suffix}"
     write_jsonl(p, [{"author": "a", "body": "hi there"}, {"author": 7, "body": "x"}], opener)
     r = JsonlReader(p, user_field="author", text_field="body")
-    assert list(r) == [("a", "hi there"), (7, "x")]
+    with pytest.warns(MixedUserIdWarning, match="two different users"):  # names no id
+        assert list(r) == [("a", "hi there"), (7, "x")]
     assert r.progress() == (p.stat().st_size, p.stat().st_size)
 
 

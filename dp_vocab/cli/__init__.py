@@ -253,7 +253,23 @@ def audit(mechanism: str = typer.Argument(..., help="Registered mechanism, e.g. 
 
 
 def main() -> None:
+    import click
+    # typer >= 0.20 vendors click: its exceptions derive from typer.TyperException
+    usage_errors = (click.ClickException, *([typer.TyperException]
+                                            if hasattr(typer, "TyperException") else []))
     try:
-        app()
+        code = app(standalone_mode=False)
+    except usage_errors as e:
+        if type(e).__name__ == "NoArgsIsHelpError":
+            e.show()  # `dp-vocab` alone: the help text
+        else:  # a bad option value: one line, like every other error
+            ctx = getattr(e, "ctx", None)
+            hint = f" (see {ctx.command_path} --help)" if ctx is not None else ""
+            _print_stderr("error:", "bold red", e.format_message() + hint)
+        code = getattr(e, "exit_code", 2)
+    except (click.exceptions.Abort, typer.Abort):
+        _print_stderr("error:", "bold red", "interrupted; nothing was written")
+        code = 130
     except BrokenPipeError:  # e.g. `dp-vocab mechanisms | head`
-        sys.exit(0)
+        code = 0
+    sys.exit(code or 0)
