@@ -10,13 +10,24 @@ intervals at the stated confidence, so the reported ε lower bound holds with th
 
 from __future__ import annotations
 
+import contextlib
+import json
 import math
+import os
+import tempfile
+from collections.abc import Hashable
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 from scipy.stats import beta
 
+from .bounding import Input
+from .errors import OutputError, ParameterError
 from .itemsets import ItemSets
 from .privacy.noise import RandomSource
+
+MAX_CANARY_ITEMS = 10 ** 6   # memory: the canary's items are interned like any user's
+MAX_RUNS = 10 ** 7
 
 
 @dataclass(frozen=True)
@@ -61,18 +72,66 @@ def default_base(n_users: int = 200) -> list[tuple[str, list[str]]]:
             for u in range(n_users)]
 
 
-def audit(mechanism, base: list[tuple[object, list[str]]] | None = None,
+def check_audit_parameters(canary_items: int, runs: int, confidence: float) -> None:
+    """Bounds that make the audit meaningful (no runs proves nothing) and its memory finite."""
+    def count(value, name, hi):
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= hi:
+            raise ParameterError(name, value, f"an integer from 1 to {hi:,}")
+    count(canary_items, "canary_items", MAX_CANARY_ITEMS)
+    count(runs, "runs", MAX_RUNS)
+    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) \
+            or not 0 < confidence < 1:
+        raise ParameterError("confidence", confidence, "a number strictly between 0 and 1, "
+                             "e.g. 0.95")
+
+
+def check_result_path(path) -> Path:
+    """The audit result file can be written: not a directory, in an existing writable folder."""
+    path = Path(path)
+    if path.is_dir():
+        raise OutputError(f"--output {path}: is a directory; give a file name, e.g. "
+                          f"{path / 'audit.json'}")
+    parent = path.resolve().parent
+    if not parent.is_dir() or not os.access(parent, os.W_OK):
+        raise OutputError(f"--output {path}: the folder {parent} does not exist or is not "
+                          f"writable")
+    return path
+
+
+def write_result(result: "AuditResult", path) -> None:
+    """Write the result as JSON atomically (a temporary file renamed into place)."""
+    path = check_result_path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.tmp-", dir=path.resolve().parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(json.dumps(result.to_dict(), indent=2) + "\n")
+        os.replace(tmp, path)
+    except BaseException as e:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        if isinstance(e, OSError):
+            raise OutputError(f"--output {path}: cannot write ({e.strerror})") from None
+        raise
+
+
+def audit(mechanism, base: list[tuple[Hashable, list[str]]] | None = None,
           canary_items: int = 1000, runs: int = 2000, confidence: float = 0.95,
           random: RandomSource | None = None) -> AuditResult:
     """Audit ``mechanism`` (anything with ``release(ItemSets, random=...)``, ``epsilon``,
     ``delta``). The base is public or synthetic: the audit prints statistics of it."""
+    check_audit_parameters(canary_items, runs, confidence)
+    if getattr(mechanism, "input", Input.ITEM_SETS) is not Input.ITEM_SETS:
+        raise ParameterError("mechanism", getattr(mechanism, "registry_name", mechanism),
+                             "a mechanism over item sets; n-gram mechanisms (dpne) read token "
+                             "sequences and are not audited by this canary test")
     random = random if random is not None else RandomSource()
-    base = default_base() if base is None else list(base)
+    base_users: list[tuple[Hashable, list[str]]] = \
+        list(default_base()) if base is None else list(base)
     canary = [f"canary-{i}" for i in range(canary_items)]
-    d_prime = ItemSets.from_user_items(base)
-    d = ItemSets.from_user_items(base + [("__canary__", canary)])
+    d_prime = ItemSets.from_user_items(base_users)
+    d = ItemSets.from_user_items(base_users + [("__canary__", canary)])
     canary_set = set(canary)
-    items = sorted({w for _, ws in base for w in ws})
+    items = sorted({w for _, ws in base_users for w in ws})
     hits_d = dict.fromkeys(items, 0)
     hits_dp = dict.fromkeys(items, 0)
     canary_hits = 0
@@ -107,4 +166,5 @@ def audit(mechanism, base: list[tuple[object, list[str]]] | None = None,
                        violation=violation or eps_lb > eps)
 
 
-__all__ = ["AuditResult", "audit", "clopper_pearson", "default_base"]
+__all__ = ["AuditResult", "audit", "check_audit_parameters", "check_result_path",
+           "clopper_pearson", "default_base", "write_result"]

@@ -21,8 +21,8 @@ from typing import Callable
 import numpy as np
 
 from .bounding import Input
-from .errors import ParameterError
-from .itemsets import ItemSets
+from .errors import CorpusError, ParameterError
+from .itemsets import ItemSets, Vocabulary
 from .outputs import atomic_output_dir, check_output_dir, write_json
 
 NON_PRIVATE = "NON-PRIVATE"
@@ -39,7 +39,7 @@ class Evaluation:
     released_example: dict = field(default_factory=dict)   # config → items of one run (plot)
     # NON-PRIVATE: users holding each item id, and the strings, for the rank-frequency plot
     holders: np.ndarray | None = field(default=None, repr=False)
-    vocab: object = field(default=None, repr=False)
+    vocab: Vocabulary | None = field(default=None, repr=False)
 
     def table(self):
         from rich.table import Table
@@ -131,15 +131,30 @@ def evaluate(source, mechanisms: list[str], epsilons: list[float], delta: float 
              on_run: Callable[[dict], None] | None = None, progress=None) -> Evaluation:
     """Run every configuration ``repeats`` times. ``source``: a JSONL corpus, a recipe (.cfg,
     its corpus and [items]) or ItemSets. ``mechanism_params``: extra parameters per mechanism."""
+    from .privacy.params import check_delta, check_epsilon, check_positive_int
     from .registry import resolve_mechanism_name
+    if not mechanisms:
+        raise ParameterError("mechanisms", mechanisms, "at least one mechanism name")
     for m in mechanisms:
         resolve_mechanism_name(m)
-    if repeats < 1:
-        raise ParameterError("repeats", repeats, "an integer >= 1")
+    if not epsilons:
+        raise ParameterError("epsilons", epsilons, "at least one ε value")
+    for e in epsilons:
+        check_epsilon(e, "epsilon")
+    check_delta(delta, "delta")
+    check_positive_int(repeats, "repeats")
+    check_positive_int(jobs, "jobs")
     d0s = list(max_items_per_user or [100])
+    for d0 in d0s:
+        check_positive_int(d0, "max_items_per_user")
     mechanism_params = _with_recipe_public_params(source, mechanisms, mechanism_params or {})
     from .mechanisms import MECHANISMS
     itemsets = _load(source, progress)
+    if not itemsets.n_pairs:
+        # evaluate is the data owner's NON-PRIVATE harness: saying the corpus is empty is fine
+        raise CorpusError("no item in the corpus (no documents, or every token dropped): "
+                          "nothing to evaluate", path=None if isinstance(source, ItemSets)
+                          else source)
     needs_seq = any(m in MECHANISMS and MECHANISMS[m].input is Input.SEQUENCES
                     for m in mechanisms)
     sequences = _load(source, progress, sequences=True) if needs_seq else None
@@ -165,7 +180,7 @@ def evaluate(source, mechanisms: list[str], epsilons: list[float], delta: float 
             runs.append(rec)
             if on_run:
                 on_run(rec)
-    examples = {}
+    examples: dict[tuple, list[str]] = {}
     for rec in runs:
         examples.setdefault((rec["mechanism"], rec["epsilon"], rec["max_items_per_user"]),
                             rec.pop("_items"))
@@ -234,7 +249,7 @@ def _plots(ev: Evaluation) -> dict[str, bytes]:
     size_plot("max_items_per_user", "epsilon", e0, "Δ0 (max items per user)",
               f"Released vocabulary size vs Δ0 (ε = {e0:g})", "size_vs_max_items.png")
 
-    holders = ev.holders
+    holders = ev.holders if ev.holders is not None else np.zeros(0)
     order = np.argsort(-holders, kind="stable")
     order = order[holders[order] > 0]
     ranks = np.arange(1, order.size + 1)
@@ -243,7 +258,8 @@ def _plots(ev: Evaluation) -> dict[str, bytes]:
     key = next(iter(k for k in ev.released_example if k[1] == e0), None)
     if key is not None:
         released = set(ev.released_example[key])
-        mask = np.array([ev.vocab[int(i)] in released for i in order])
+        strings = ev.vocab.strings if ev.vocab is not None else []
+        mask = np.array([strings[int(i)] in released for i in order], dtype=np.bool_)
         ax.scatter(ranks[mask], holders[order][mask], s=6, color="tab:red",
                    label=f"released by {key[0]} (ε={key[1]:g}, one run)")
     ax.set_xlabel("rank")
@@ -285,11 +301,11 @@ table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:4px 10px;t
 """
 
 
-def write_report(ev: Evaluation, output, force: bool = False) -> list[str]:
+def write_report(ev: Evaluation, output, force: bool = False, protect=()) -> list[str]:
     """results.csv, results.json, PNG plots and report.html, atomically."""
-    check_output_dir(output, force)
+    check_output_dir(output, force, protect)
     pngs = _plots(ev)
-    with atomic_output_dir(output, force) as tmp:
+    with atomic_output_dir(output, force, protect) as tmp:
         with open(tmp / "results.csv", "w", newline="", encoding="utf-8") as f:
             w = csv.DictWriter(f, fieldnames=list(ev.summary[0]))
             w.writeheader()

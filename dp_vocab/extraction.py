@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Iterable
 
 from .itemsets import ItemSets, ItemSetsBuilder
@@ -12,12 +11,16 @@ from .sequences import TokenCorpus
 def extract_itemsets(documents: Iterable[tuple[object, str]], extractor: Callable[[str], list[str]],
                      on_progress: Callable[[], None] | None = None,
                      progress_every: int = 2000) -> ItemSets:
-    """Tokenize and intern every document; a user's documents may be spread over the input."""
+    """Tokenize and intern every document; a user's documents may be spread over the input.
+
+    With ``extractor.max_distinct_per_user``, memory per user stays bounded while its documents
+    stream in (items are produced lazily by ``extractor.iter_items`` when it has one)."""
     builder = ItemSetsBuilder(max_distinct_per_user=getattr(extractor, "max_distinct_per_user",
                                                             None))
-    add = builder.add_counts
+    add = builder.add
+    items = getattr(extractor, "iter_items", extractor)
     for n, (user, text) in enumerate(documents, 1):
-        add(user, Counter(extractor(text)))
+        add(user, items(text))
         if on_progress is not None and n % progress_every == 0:
             on_progress()
     if on_progress is not None:

@@ -8,9 +8,11 @@ written to an output.
 from __future__ import annotations
 
 import hashlib
+import sys
 from array import array
 from collections import Counter
 from collections.abc import Hashable, Iterable, Iterator
+from itertools import islice
 
 import numpy as np
 
@@ -25,6 +27,12 @@ def item_hashes(strings, person: bytes = b"") -> np.ndarray:
     buf = b"".join(hashlib.blake2b(s.encode("utf-8", "surrogatepass"), digest_size=8,
                                    person=person).digest() for s in strings)
     return np.frombuffer(buf, dtype=np.uint64).copy()
+
+
+def item_hash(s: str) -> int:
+    """``item_hashes([s])[0]`` as a Python int, without building an array."""
+    return int.from_bytes(hashlib.blake2b(s.encode("utf-8", "surrogatepass"),
+                                          digest_size=8).digest(), sys.byteorder)
 
 
 class Vocabulary:
@@ -218,25 +226,66 @@ def needs_item_sets() -> ParameterError:
 
 def _check_user_id(user) -> None:
     if isinstance(user, bool) or not isinstance(user, (str, int, bytes)):
-        raise CorpusError(f"user id must be a string or an integer, got {type(user).__name__} "
-                          f"{user!r}", field="user")
+        raise CorpusError(f"user id must be a string or an integer, found a "
+                          f"{type(user).__name__}", field="user")
+
+
+class _CappedUser:
+    """The distinct items of one user over the cap, kept bounded while they arrive: only items
+    whose hash is at most ``threshold`` are held, and when more than ``2 * cap`` are held the
+    threshold drops to the ``cap``-th smallest hash. An item among the user's ``cap``
+    smallest-hash items is never dropped, so the final cut is the same as keeping everything."""
+
+    __slots__ = ("cap", "threshold", "counts", "hashes")
+
+    def __init__(self, cap: int):
+        self.cap = cap
+        self.threshold = 2 ** 64
+        self.counts: dict[str, int] = {}
+        self.hashes: dict[str, int] = {}
+
+    def add(self, counter: dict[str, int]) -> None:
+        counts, hashes, threshold = self.counts, self.hashes, self.threshold
+        for w, c in counter.items():
+            if w in counts:
+                counts[w] += c
+                continue
+            h = item_hash(w)
+            if h <= threshold:
+                counts[w] = c
+                hashes[w] = h
+        if len(counts) > 2 * self.cap:
+            self.prune()
+
+    def prune(self) -> None:
+        if len(self.counts) <= self.cap:
+            return
+        keep = sorted(self.counts, key=self.hashes.__getitem__)[:self.cap]
+        self.threshold = self.hashes[keep[-1]]
+        self.counts = {w: self.counts[w] for w in keep}
+        self.hashes = {w: self.hashes[w] for w in keep}
 
 
 class ItemSetsBuilder:
     """Streaming construction: memory grows with distinct (user, item) pairs, not with text.
 
     Occurrences are buffered as flat (user, item, count) arrays and merged by sorting whenever
-    the buffer exceeds ``compact_every`` pairs.
+    the buffer exceeds ``compact_every`` pairs. With ``max_distinct_per_user``, a user keeps
+    only its ``max_distinct_per_user`` items of smallest (unkeyed) item hash — a function of its
+    own data only — and memory stays bounded while its documents arrive: once a user may hold
+    more than the cap (its buffered pairs exceed it), its items go to a bounded per-user
+    structure (:class:`_CappedUser`) instead of the vocabulary and buffers.
     """
+
+    _CHUNK = 1 << 16  # occurrences counted at a time, so one huge document stays bounded too
 
     def __init__(self, vocab: Vocabulary | None = None, compact_every: int = 8_000_000,
                  max_distinct_per_user: int | None = None):
         self.vocab = vocab if vocab is not None else Vocabulary()
         self._users: dict = {}
-        # users over the cap keep the items with the smallest (unkeyed) item hash: a function of
-        # their own data only; later items above their hash threshold are dropped on arrival
         self._max_distinct = max_distinct_per_user
-        self._cap_threshold: dict[int, int] = {}
+        self._bound = array("q")  # per user: an upper bound of its distinct buffered items
+        self._capped: dict[int, _CappedUser] = {}
         self._u = array("i")
         self._i = array("i")
         self._c = array("i")
@@ -248,21 +297,48 @@ class ItemSetsBuilder:
         if u is None:
             _check_user_id(user)
             u = self._users[user] = len(self._users)
+            self._bound.append(0)
         return u
 
     def add(self, user, items: Iterable[str]) -> None:
-        self.add_counts(user, Counter(items))
+        """Add one document's item occurrences (any iterable, consumed in bounded chunks)."""
+        u = self.user_index(user)
+        if self._max_distinct is None or (isinstance(items, list) and len(items) <= self._CHUNK):
+            self.add_counts(user, Counter(items))  # the common case: one small document
+            return
+        it = iter(items)
+        counter: Counter = Counter()
+        while True:
+            chunk = list(islice(it, self._CHUNK))
+            if not chunk:
+                break
+            state = self._capped.get(u)
+            if state is not None:
+                state.add(Counter(chunk))
+                continue
+            counter.update(chunk)
+            if self._bound[u] + len(counter) > self._max_distinct:
+                self._capped[u] = _CappedUser(self._max_distinct)
+                self._capped[u].add(counter)
+                counter = Counter()
+        if counter:
+            self._append(u, counter)
 
     def add_counts(self, user, counter: dict[str, int]) -> None:
-        if not counter:
-            self.user_index(user)
-            return
+        """Add one document's ``{item: occurrences}``."""
         u = self.user_index(user)
-        if u in self._cap_threshold:
-            limit = self._cap_threshold[u]
-            counter = {w: c for w, c in counter.items() if int(item_hashes([w])[0]) <= limit}
-            if not counter:
+        if not counter:
+            return
+        if self._max_distinct is not None:
+            state = self._capped.get(u)
+            if state is None and self._bound[u] + len(counter) > self._max_distinct:
+                state = self._capped[u] = _CappedUser(self._max_distinct)
+            if state is not None:
+                state.add(counter)
                 return
+        self._append(u, counter)
+
+    def _append(self, u: int, counter: dict[str, int]) -> None:
         index = self.vocab.index
         ids = self._i
         for item in counter:
@@ -272,6 +348,7 @@ class ItemSetsBuilder:
             ids.append(i)
         self._c.extend(counter.values())
         self._u.extend([u] * len(counter))
+        self._bound[u] += len(counter)
         if len(self._u) >= self._compact_every:
             self._compact()
 
@@ -291,12 +368,18 @@ class ItemSetsBuilder:
         keys, counts = keys[starts], (np.add.reduceat(counts, starts) if keys.size else counts)
         if self._max_distinct is not None and keys.size:
             keys, counts = self._apply_cap(keys, counts)
+            # exact distinct counts again: the bounds only grow between compactions
+            self._bound = array("q", np.bincount(keys >> 32,
+                                                 minlength=len(self._users)).tolist())
         self._merged = (keys, counts)
 
     def _apply_cap(self, keys: np.ndarray, counts: np.ndarray):
+        cap = self._max_distinct
+        if cap is None:
+            return keys, counts
         rows = keys >> 32
         per_user = np.bincount(rows)
-        over = np.flatnonzero(per_user > self._max_distinct)
+        over = np.flatnonzero(per_user > cap)
         if not over.size:
             return keys, counts
         hashes = self.vocab.hashes()
@@ -308,10 +391,15 @@ class ItemSetsBuilder:
             order = np.argsort(h, kind="stable")
             keep[s:e] = False
             keep[s + order[:self._max_distinct]] = True
-            self._cap_threshold[u] = int(h[order[self._max_distinct - 1]])
         return keys[keep], counts[keep]
 
     def build(self) -> ItemSets:
+        # capped users' bounded items join the others; the final cut (pre-cap items included)
+        # happens in _compact
+        capped, self._capped = self._capped, {}
+        for u, state in capped.items():
+            state.prune()
+            self._append(u, state.counts)
         self._compact()
         n_users = len(self._users)
         if self._merged is None:

@@ -35,17 +35,18 @@ def jsonl_reader(path: str, user_field: str = "user", text_field: str = "text",
 
 @registry.readers("dp_vocab.csv.v1")
 def csv_reader(path: str, user_field: str = "user", text_field: str = "text",
-               delimiter: str = ",", on_error: str = "raise"):
+               delimiter: str = ",", on_error: str = "raise", max_line_bytes: int = 16 * 2 ** 20):
     from .corpora import CsvReader
     return CsvReader(path, user_field=user_field, text_field=text_field, delimiter=delimiter,
-                     on_error=on_error)
+                     on_error=on_error, max_line_bytes=max_line_bytes)
 
 
 @registry.readers("dp_vocab.text_folder.v1")
 def text_folder_reader(path: str, pattern: str = "*.txt", user_per: str = "file",
-                       on_error: str = "raise"):
+                       on_error: str = "raise", max_file_bytes: int = 64 * 2 ** 20):
     from .corpora import TextDirReader
-    return TextDirReader(path, pattern=pattern, user_per=user_per, on_error=on_error)
+    return TextDirReader(path, pattern=pattern, user_per=user_per, on_error=on_error,
+                         max_file_bytes=max_file_bytes)
 
 
 # ---- tokenizers -------------------------------------------------------------------------------

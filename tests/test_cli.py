@@ -102,8 +102,17 @@ def test_existing_output_needs_force(tmp_path):
     with pytest.raises(OutputError, match="--force"):
         run_recipe(QUICKSTART, out, overrides={"paths.corpus": corpus})
     assert (out / "keep.txt").read_text() == "mine"
-    run_recipe(QUICKSTART, out, overrides={"paths.corpus": corpus}, force=True)
-    assert (out / "vocab.txt").exists() and not (out / "keep.txt").exists()
+    # --force never deletes a directory dp-vocab did not write
+    with pytest.raises(OutputError, match="not a dp-vocab output"):
+        run_recipe(QUICKSTART, out, overrides={"paths.corpus": corpus}, force=True)
+    assert (out / "keep.txt").read_text() == "mine"
+    out2 = tmp_path / "o2"
+    run_recipe(QUICKSTART, out2, overrides={"paths.corpus": corpus})
+    run_recipe(QUICKSTART, out2, overrides={"paths.corpus": corpus, "mechanism.epsilon": 8.0,
+                                            "budget.epsilon": 8.0}, force=True)
+    record = json.loads((out2 / "privacy.json").read_text(encoding="utf-8"))
+    assert record["guarantee"]["epsilon"] == 8.0  # replaced: it was a previous dp-vocab output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["o", "o2", "small.jsonl"]
 
 
 def test_interrupted_run_leaves_nothing(tmp_path):

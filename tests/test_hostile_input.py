@@ -113,3 +113,31 @@ def test_sigterm_leaves_no_partial_output(tmp_path):
     assert proc.returncode != 0 and b"nothing was written" in err
     assert not out.exists()
     assert [p.name for p in tmp_path.iterdir()] == ["big.jsonl"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(docs=st.lists(st.tuples(st.sampled_from(["a", "b", "c"]),
+                               st.lists(st.text("xyz", min_size=1, max_size=3), max_size=40)),
+                     max_size=30),
+       cap=st.integers(1, 12), compact=st.integers(1, 50), chunk=st.integers(1, 20))
+def test_streaming_cap_keeps_exactly_the_smallest_hash_items_with_full_counts(docs, cap, compact,
+                                                                             chunk):
+    """The bounded per-user structure gives the rule's result: a user over the cap keeps its
+    ``cap`` distinct items of smallest item hash, each with all its occurrences."""
+    from collections import Counter
+
+    from dp_vocab.itemsets import item_hash
+    small_chunks = type("SmallChunks", (ItemSetsBuilder,), {"_CHUNK": chunk})
+    expected: dict = {}
+    for user, items in docs:
+        expected.setdefault(user, Counter()).update(items)
+    for user, counts in expected.items():
+        keep = sorted(counts, key=item_hash)[:cap]
+        expected[user] = {w: counts[w] for w in keep}
+    b = small_chunks(compact_every=compact, max_distinct_per_user=cap)
+    for k, (user, items) in enumerate(docs):
+        if k % 2:
+            b.add(user, iter(items))              # a lazy stream, consumed in chunks
+        else:
+            b.add_counts(user, Counter(items))
+    assert b.build().to_dict() == expected

@@ -1,24 +1,90 @@
-"""The ``dp-vocab`` command line. Commands parse arguments and call importable functions."""
+"""The ``dp-vocab`` command line. Commands parse arguments and call importable functions.
+
+Errors end with one line on stderr (``error: ...``) and a non-zero exit code: 2 for bad input or
+parameters (:class:`DPVocabError`), 1 for an unexpected error, 130 when interrupted. An
+unexpected error's message is not shown (it may quote input data); ``dp-vocab --debug ...``
+shows the full traceback. Typer's pretty tracebacks (which print local variables) are off.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import sys
+import warnings
+from typing import cast
 from pathlib import Path
 
 import typer
 
 app = typer.Typer(name="dp-vocab", add_completion=False, no_args_is_help=True,
-                  rich_markup_mode=None,
+                  rich_markup_mode=None, pretty_exceptions_enable=False,
                   help="Build vocabularies and n-gram sets from user text with user-level "
                        "differential privacy.")
 
+_STATE = {"debug": False}
+
+
+@app.callback()
+def _options(debug: bool = typer.Option(
+        False, "--debug", help="On an unexpected error, show the full traceback (it may quote "
+                               "input data: do not share it)")):
+    _STATE["debug"] = debug
+    warnings.showwarning = _show_warning
+
+
+def _printable(message: str) -> str:
+    """One line, encodable (a lone surrogate from a non-UTF-8 file name is escaped)."""
+    one = " ".join(str(message).split("\n"))
+    return one.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _print_stderr(label: str, style: str, message: str) -> None:
+    from rich.console import Console
+    from rich.text import Text
+    Console(stderr=True, highlight=False, soft_wrap=True).print(
+        Text.assemble((label, style), " ", _printable(message)))  # Text: no markup parsing
+
 
 def _fail(message: str, code: int = 2) -> None:
-    from rich.console import Console
-    Console(stderr=True).print(f"[bold red]error:[/] {message}", highlight=False, markup=True,
-                               soft_wrap=True)
+    _print_stderr("error:", "bold red", message)
     raise typer.Exit(code)
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    from ..corpora.readers import MixedUserIdWarning
+    if issubclass(category, MixedUserIdWarning):
+        _print_stderr("warning (NON-PRIVATE operator diagnostic, not written to any file):",
+                      "yellow", str(message))
+    else:
+        _print_stderr("warning:", "yellow", f"{category.__name__}: {message}")
+
+
+@contextlib.contextmanager
+def _errors():
+    """Every failure ends as one ``error:`` line and an exit code, never a traceback (unless
+    --debug)."""
+    from ..errors import DPVocabError
+    try:
+        yield
+    except (typer.Exit, typer.Abort):
+        raise
+    except DPVocabError as e:
+        _fail(str(e))
+    except KeyboardInterrupt:
+        _fail("interrupted; nothing was written", code=130)
+    except MemoryError:
+        if _STATE["debug"]:
+            raise
+        _fail("out of memory. Lower the limits that size the work (max_items_per_user, "
+              "max_distinct_per_user, n_max, --canary-items) or use the dask backend", code=1)
+    except Exception as e:  # noqa: BLE001 - the last line of defence of the CLI
+        if _STATE["debug"]:
+            raise
+        # the message is not printed: an exception's text may quote private input
+        _fail(f"unexpected internal error ({type(e).__name__}); its message is not shown "
+              f"because it may quote input data. Rerun as `dp-vocab --debug ...` for the full "
+              f"traceback, and report the problem", code=1)
 
 
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
@@ -29,9 +95,6 @@ def run(ctx: typer.Context,
         quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress or summary")):
     """Run RECIPE and write the release to OUTPUT. Override any recipe value with
     --section.key VALUE, e.g. --mechanism.epsilon 1 --paths.corpus my.jsonl"""
-    from rich.markup import escape
-
-    from ..errors import DPVocabError
     from ..recipes import parse_overrides, run_recipe
     from .display import ReadProgress, print_summary
 
@@ -41,17 +104,19 @@ def run(ctx: typer.Context,
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, _terminate)
-    try:
+    with _errors():
         overrides = parse_overrides(list(ctx.args))
         with ReadProgress(disable=quiet) as prog:
             result = run_recipe(recipe, output, overrides=overrides, force=force,
                                 progress=prog.update)
-    except DPVocabError as e:
-        _fail(escape(str(e)))
-    except KeyboardInterrupt:
-        _fail("interrupted; nothing was written", code=130)
-    if not quiet:
-        print_summary(result)
+        if not quiet:
+            print_summary(result)
+        if not result.release.items:
+            # a function of the released set only: never of the corpus (its size is private)
+            _print_stderr("warning:", "yellow", "released 0 items: nothing passed the "
+                          "threshold. With few users, a small ε or max_items_per_user, or an "
+                          "empty corpus, this is expected. The files were written with an "
+                          "empty vocabulary.")
 
 
 @app.command()
@@ -63,18 +128,28 @@ def mechanisms():
     from ..registry import mechanism_parameters, registry
 
     console = Console(soft_wrap=True, highlight=False)
-    for full in sorted(registry.mechanisms.get_all()):
-        short = full.split(".")[1]
-        cls = MECHANISMS.get(short)
-        summary = getattr(cls, "summary", "")
-        console.print(f"[bold]{short}[/]  {full}: {summary}")
-        params = ", ".join(p if d is inspect.Parameter.empty else f"{p}={d!r}"
-                           for p, d in mechanism_parameters(short))
-        console.print(f"    parameters: {params}", markup=False)
+    with _errors():
+        for full in sorted(registry.mechanisms.get_all()):
+            short = full.split(".")[1]
+            cls = MECHANISMS.get(short)
+            summary = getattr(cls, "summary", "")
+            console.print(f"[bold]{short}[/]  {full}: {summary}")
+            params = ", ".join(p if d is inspect.Parameter.empty else f"{p}={d!r}"
+                               for p, d in mechanism_parameters(short))
+            console.print(f"    parameters: {params}", markup=False)
 
 
-def _split(text: str, cast):
-    return [cast(x) for x in text.split(",") if x.strip()]
+def _split(text: str, cast, option: str, example: str) -> list:
+    """A comma-separated option value; empty or unparsable is a ParameterError."""
+    from ..errors import ParameterError
+    parts = [x.strip() for x in text.split(",") if x.strip()]
+    if not parts:
+        raise ParameterError(option, text, f"at least one comma-separated value, e.g. {example}")
+    try:
+        return [cast(x) for x in parts]
+    except ValueError:
+        raise ParameterError(option, text, f"comma-separated {cast.__name__} values, e.g. "
+                                           f"{example}") from None
 
 
 @app.command()
@@ -93,10 +168,8 @@ def evaluate(source: Path = typer.Argument(..., help="JSONL corpus or recipe (.c
              force: bool = typer.Option(False, "--force")):
     """Compare mechanisms side by side: table, results.csv/json, PNG plots, report.html."""
     from rich.console import Console
-    from rich.markup import escape
     from rich.progress import Progress
 
-    from ..errors import DPVocabError
     from ..evaluate import evaluate as run_eval
     from ..evaluate import write_report
     from ..outputs import check_output_dir
@@ -107,33 +180,40 @@ def evaluate(source: Path = typer.Argument(..., help="JSONL corpus or recipe (.c
         import matplotlib  # noqa: F401
     except ImportError:
         _fail("evaluate needs matplotlib: pip install 'dp-vocab[eval]'")
-    try:
-        check_output_dir(output, force)
+    with _errors():
+        check_output_dir(output, force, protect=[source])
         params: dict = {}
         for kv in param:
             if "=" not in kv or "." not in kv.split("=", 1)[0]:
-                _fail(f"--param {escape(kv)!r}: expected mechanism.key=value")
+                _fail(f"--param {kv!r}: expected mechanism.key=value")
             k, v = kv.split("=", 1)
             mech, key = k.split(".", 1)
             params.setdefault(mech, {})[key] = parse_override_value(v)
-        mechs = _split(mechanisms, str)
-        eps = _split(epsilon, float)
-        d0s = _split(max_items_per_user, int)
-        total = len(mechs) * len(eps) * len(d0s) * repeats
-        with ReadProgress() as read_prog:
-            loader = read_prog.update
-            with Progress(console=Console(stderr=True), transient=True) as prog:
-                task = prog.add_task("configurations", total=total)
+        mechs = _split(mechanisms, str, "--mechanisms", "policy_gaussian,gw")
+        eps = _split(epsilon, float, "--epsilon", "1,3,8")
+        d0s = _split(max_items_per_user, int, "--max-items-per-user", "10,100")
+        total = len(mechs) * len(eps) * len(d0s) * max(repeats, 1)
+        configs = Progress(console=Console(stderr=True), transient=True)
+        task = None
+
+        def advance(_record) -> None:  # the bar starts with the first configuration done
+            nonlocal task
+            if task is None:
+                configs.start()
+                task = configs.add_task("configurations", total=total)
+            configs.advance(task)
+
+        try:
+            with ReadProgress() as read_prog:
                 result = run_eval(source, mechs, eps, delta=delta, repeats=repeats,
                                   max_items_per_user=d0s, mechanism_params=params, jobs=jobs,
-                                  on_run=lambda _r: prog.advance(task), progress=loader)
-        files = write_report(result, output, force)
-    except DPVocabError as e:
-        _fail(escape(str(e)))
-    except KeyboardInterrupt:
-        _fail("interrupted; nothing was written", code=130)
-    Console().print(result.table())
-    typer.echo(f"wrote {output}/: {', '.join(files)}")
+                                  on_run=advance, progress=read_prog.update)
+        finally:
+            if task is not None:
+                configs.stop()
+        files = write_report(result, output, force, protect=[source])
+        Console().print(result.table())
+        typer.echo(_printable(f"wrote {output}/: {', '.join(files)}"))
 
 
 @app.command()
@@ -148,34 +228,50 @@ def audit(mechanism: str = typer.Argument(..., help="Registered mechanism, e.g. 
           output: Path = typer.Option(None, "--output", "-o", help="Write the result as JSON")):
     """Estimate privacy loss empirically: a canary user with unique items, neighbouring
     datasets, many releases; reports the canary release rate against δ and an ε lower bound."""
-    import json
-
-    from rich.markup import escape
-
     from ..audit import audit as run_audit
-    from ..errors import DPVocabError
+    from ..audit import check_audit_parameters, check_result_path, write_result
     from ..recipes import parse_override_value
     from ..registry import make_mechanism
 
-    try:
+    with _errors():
         params = {}
         for kv in param:
             if "=" not in kv:
-                _fail(f"--param {escape(kv)!r}: expected key=value")
+                _fail(f"--param {kv!r}: expected key=value")
             k, v = kv.split("=", 1)
+            if k in ("epsilon", "delta"):
+                _fail(f"--param {kv!r}: set {k} with --{k}")
             params[k] = parse_override_value(v)
+        check_audit_parameters(canary_items, runs, confidence)
+        if output is not None:
+            check_result_path(output)  # before the (long) audit
         mech = make_mechanism(mechanism, epsilon=epsilon, delta=delta, **params)
         result = run_audit(mech, canary_items=canary_items, runs=runs, confidence=confidence)
-    except DPVocabError as e:
-        _fail(escape(str(e)))
-    typer.echo(result.summary())
-    if output is not None:
-        output.write_text(json.dumps(result.to_dict(), indent=2) + "\n", encoding="utf-8")
+        typer.echo(result.summary())
+        if output is not None:
+            write_result(result, output)
     raise typer.Exit(3 if result.violation else 0)
 
 
 def main() -> None:
+    import click
+    # typer >= 0.20 vendors click: its exceptions derive from typer.TyperException
+    usage_errors = (click.ClickException, *([typer.TyperException]
+                                            if hasattr(typer, "TyperException") else []))
     try:
-        app()
+        code = app(standalone_mode=False)
+    except usage_errors as e:  # click's and typer's: both have show() and format_message()
+        e = cast(click.ClickException, e)
+        if type(e).__name__ == "NoArgsIsHelpError":
+            e.show()  # `dp-vocab` alone: the help text
+        else:  # a bad option value: one line, like every other error
+            ctx = getattr(e, "ctx", None)
+            hint = f" (see {ctx.command_path} --help)" if ctx is not None else ""
+            _print_stderr("error:", "bold red", e.format_message() + hint)
+        code = getattr(e, "exit_code", 2)
+    except (click.exceptions.Abort, typer.Abort):
+        _print_stderr("error:", "bold red", "interrupted; nothing was written")
+        code = 130
     except BrokenPipeError:  # e.g. `dp-vocab mechanisms | head`
-        sys.exit(0)
+        code = 0
+    sys.exit(code or 0)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from rich.console import Console
-from rich.progress import (BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn,
+from rich.markup import escape
+from rich.progress import (BarColumn, DownloadColumn, Progress, TaskID, TextColumn,
+                           TimeElapsedColumn,
                            TimeRemainingColumn)
 from rich.table import Table
 
@@ -15,17 +17,21 @@ class ReadProgress:
         self._progress = Progress(TextColumn("reading + extracting"), BarColumn(),
                                   DownloadColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
                                   console=Console(stderr=True), disable=disable, transient=False)
-        self._task = None
+        self._task: TaskID | None = None
+        self._started = False
 
     def __enter__(self):
-        self._progress.__enter__()
         return self
 
     def __exit__(self, *exc):
-        return self._progress.__exit__(*exc)
+        # started on the first update: an error before reading prints no empty bar line
+        return self._progress.__exit__(*exc) if self._started else None
 
     def update(self, reader) -> None:
         done, total = reader.progress()
+        if not self._started:
+            self._progress.__enter__()
+            self._started = True
         if self._task is None:
             self._task = self._progress.add_task("read", total=total or None)
         self._progress.update(self._task, completed=done, total=total or None)
@@ -48,19 +54,21 @@ def summary_table(result) -> Table:
     t.add_row("noise scale", f"{p['noise_scale']:.4f} ({p['noise']})")
     t.add_row("released items (DP output)", str(len(rel.items)))
     t.add_row("randomness", rel.randomness["mode"])
-    t.add_row("output", f"{result.output}/ ({', '.join(result.files)})")
+    t.add_row("output", escape(f"{result.output}/ ({', '.join(result.files)})"))
     return t
 
 
 def print_summary(result) -> None:
     Console().print(summary_table(result))
-    # operator diagnostics: computed from the private data without noise, so on stderr, marked,
-    # and never written to the output
-    err = Console(stderr=True, highlight=False)
-    err.print(f"[dim]NON-PRIVATE (operator only, not in the output): time extract "
-              f"{result.timings['extract_s']:.1f} s, release {result.timings['release_s']:.2f} s[/]")
+    # operator diagnostics: computed from the private data without noise, so on stderr only,
+    # labelled, and never written to the output
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    err.print(f"[dim]NON-PRIVATE operator diagnostic (stderr only, never written to the output): "
+              f"time extract {result.timings['extract_s']:.1f} s, "
+              f"release {result.timings['release_s']:.2f} s[/]")
     if result.skipped:
-        err.print(f"[yellow]skipped {result.skipped} malformed line(s) (on_error = \"skip\"; "
-                  f"operator information, not written to the output). First:[/]")
+        err.print(f"[yellow]NON-PRIVATE operator diagnostic (stderr only, never written to the "
+                  f"output; do not publish): skipped {result.skipped} malformed line(s) "
+                  f"(on_error = \"skip\"). First:[/]")
         for reason in result.skip_reasons:
             err.print(f"  {reason}", markup=False)

@@ -4,6 +4,13 @@ A reader is an iterable of ``(user_id, text)``. Bad input raises :class:`CorpusE
 file, line and field, unless ``on_error = "skip"``: then the line is skipped and counted in
 ``reader.skipped`` (with the first few reasons in ``reader.skip_reasons``). Empty documents count
 as bad input. Progress is reported in bytes of the (compressed) input, never in private counts.
+
+Messages never quote the input: they describe what was found by its kind ("found a JSON list"),
+because a value in a corpus may be private. Skip counts and reasons are operator diagnostics
+(console only), never written to an output.
+
+User ids keep their JSON type: ``7`` and ``"7"`` are two different users. A run that sees both
+integer and string ids warns once (:class:`MixedUserIdWarning`), without naming any id.
 """
 
 from __future__ import annotations
@@ -11,18 +18,48 @@ from __future__ import annotations
 import bz2
 import csv
 import gzip
-import io
 import json
 import lzma
-import sys
+import warnings
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..errors import CorpusError
+from ..errors import CorpusError, ParameterError
 from ..privacy.params import check_choice, check_positive_int
 
 ON_ERROR = ("raise", "skip")
 _KEEP_REASONS = 5
+DEFAULT_MAX_LINE_BYTES = 16 * 2 ** 20
+DEFAULT_MAX_FILE_BYTES = 64 * 2 ** 20
+# what a damaged compressed stream raises (gzip: BadGzipFile/EOFError/zlib.error)
+_DECOMPRESS_ERRORS = (OSError, EOFError, zlib.error, lzma.LZMAError)
+
+
+class MixedUserIdWarning(UserWarning):
+    """Both integer and string user ids occur: ``7`` and ``"7"`` are counted as two users."""
+
+
+MIXED_ID_MESSAGE = ("user ids of both kinds occur (JSON integers and strings): an integer id and "
+                    "the same digits as a string are two different users. Make the ids one kind "
+                    "if they name the same people")
+
+
+def _kind(value) -> str:
+    """What a JSON value is, without its content (the content may be private)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, str):
+        return "an empty string" if value == "" else "a string"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, dict):
+        return "a JSON object"
+    if isinstance(value, list):
+        return "a JSON list"
+    return f"a {type(value).__name__}"
 
 
 def _open_binary(path: Path):
@@ -75,26 +112,55 @@ class _Reader:
         self.skipped = 0
         self.skip_reasons: list[str] = []
         self._raw = None
+        self._stream = None
         self._current: Path | None = None
         self._finished_bytes = 0
+        self._id_kinds: set = set()
 
     def _open(self):
         """Yield (path, decompressed binary stream) for each input file, tracking progress."""
         for f in self.files:
-            raw, stream = _open_binary(f)
-            self._raw, self._current = raw, f
+            try:
+                raw, stream = _open_binary(f)
+            except OSError as e:
+                raise CorpusError(f"cannot open ({e.strerror or type(e).__name__})",
+                                  path=f) from None
+            self._raw, self._stream, self._current = raw, stream, f
             with raw, stream:
                 yield f, stream
             self._finished_bytes += f.stat().st_size
-        self._raw = None
+        self._raw = self._stream = None
 
-    def _bad(self, message: str, line: int | None = None, field: str | None = None) -> None:
-        err = CorpusError(message, path=self._current or self.path, line=line, field=field)
+    def _bad(self, message: str, line: int | None = None, field: str | None = None,
+             path: Path | None = None) -> None:
+        path = path or self._current or self.path
         if self.on_error == "raise":
-            raise err
+            self._check_compressed_stream(line)
+            raise CorpusError(message, path=path, line=line, field=field)
         self.skipped += 1
         if len(self.skip_reasons) < _KEEP_REASONS:
-            self.skip_reasons.append(str(err))
+            self.skip_reasons.append(str(CorpusError(message, path=path, line=line, field=field)))
+
+    def _check_compressed_stream(self, line: int | None) -> None:
+        """Before blaming a line of a compressed file, check the stream itself: a damaged
+        archive decompresses to garbage that only the final checksum (or the decoder) catches."""
+        stream, raw = self._stream, self._raw
+        if stream is None or stream is raw or stream.closed:
+            return
+        try:
+            while stream.read(1 << 20):
+                pass
+        except _DECOMPRESS_ERRORS as e:
+            raise CorpusError(f"the compressed stream is corrupt ({_decompress_reason(e)}); the "
+                              f"damage shows at or before line {line}. Re-create or re-download "
+                              f"the file", path=self._current) from None
+
+    def _note_id_kind(self, user) -> None:
+        kind = int if isinstance(user, int) else str
+        if kind not in self._id_kinds:
+            self._id_kinds.add(kind)
+            if len(self._id_kinds) == 2:
+                warnings.warn(MIXED_ID_MESSAGE, MixedUserIdWarning, stacklevel=2)
 
     def progress(self) -> tuple[int, int]:
         """(bytes of input read, total bytes), for a progress bar."""
@@ -111,9 +177,17 @@ class _Reader:
         return {"reader": type(self).__name__, "path": str(self.path), "on_error": self.on_error}
 
 
+def _decompress_reason(e: BaseException) -> str:
+    if isinstance(e, EOFError):
+        return "it ends early: truncated"
+    if isinstance(e, OSError) and e.strerror:
+        return e.strerror
+    return str(e).splitlines()[0] if str(e) else type(e).__name__
+
+
 def _check_text(reader: _Reader, text, field: str, line: int | None) -> str | None:
     if not isinstance(text, str):
-        reader._bad(f"expected a string, found {type(text).__name__}", line, field)
+        reader._bad(f"expected a string, found {_kind(text)}", line, field)
         return None
     if not text.strip():
         reader._bad("empty document (set on_error = \"skip\" to skip such lines)", line, field)
@@ -123,17 +197,23 @@ def _check_text(reader: _Reader, text, field: str, line: int | None) -> str | No
 
 def _check_user(reader: _Reader, user, field: str, line: int | None):
     if isinstance(user, bool) or not isinstance(user, (str, int)) or user == "":
-        reader._bad(f"expected a non-empty string or integer user id, found {user!r}"[:200],
+        reader._bad(f"expected a non-empty string or integer user id, found {_kind(user)}",
                     line, field)
         return None
+    reader._note_id_kind(user)
     return user
 
 
 class JsonlReader(_Reader):
-    """One JSON object per line with a user field and a text field (defaults ``user``, ``text``)."""
+    """One JSON object per line with a user field and a text field (defaults ``user``, ``text``).
+
+    User ids are JSON strings or integers and keep their type: ``7`` and ``"7"`` are two users
+    (a warning says so when both kinds occur). A line longer than ``max_line_bytes`` is an
+    error (or a skip), never held in memory whole.
+    """
 
     def __init__(self, path, user_field: str = "user", text_field: str = "text",
-                 on_error: str = "raise", max_line_bytes: int = 16 * 2 ** 20):
+                 on_error: str = "raise", max_line_bytes: int = DEFAULT_MAX_LINE_BYTES):
         super().__init__(path, on_error)
         self.user_field, self.text_field = user_field, text_field
         self.max_line_bytes = check_positive_int(max_line_bytes, "max_line_bytes")
@@ -175,16 +255,20 @@ class JsonlReader(_Reader):
                         self._bad(f"not valid UTF-8 ({e.reason} at byte {e.start} of the line)",
                                   lineno)
                         continue
-                    except ValueError as e:
+                    except json.JSONDecodeError as e:
                         if not line.strip():
                             continue  # blank lines carry nothing
-                        self._bad(f"not valid JSON ({e})", lineno)
+                        # e.msg and the column describe the syntax, never quote the line
+                        self._bad(f"not valid JSON ({e.msg} at column {e.colno})", lineno)
+                        continue
+                    except ValueError:
+                        self._bad("not valid JSON", lineno)
                         continue
                     except RecursionError:
                         self._bad("JSON nested too deeply", lineno)
                         continue
                     if not isinstance(obj, dict):
-                        self._bad(f"expected a JSON object, found {type(obj).__name__}", lineno)
+                        self._bad(f"expected a JSON object, found {_kind(obj)}", lineno)
                         continue
                     if uf not in obj:
                         self._bad("missing (set user_field to the key that holds the user id)",
@@ -198,57 +282,108 @@ class JsonlReader(_Reader):
                     text = _check_text(self, obj[tf], tf, lineno) if user is not None else None
                     if text is not None:
                         yield user, text
-            except (OSError, EOFError, lzma.LZMAError) as e:
-                raise CorpusError(f"cannot decompress or read after line {lineno}: {e}",
-                                  path=path) from None
+            except _DECOMPRESS_ERRORS as e:
+                raise CorpusError(f"the compressed stream is corrupt or unreadable after line "
+                                  f"{lineno} ({_decompress_reason(e)})", path=path) from None
 
 
 class CsvReader(_Reader):
-    """A CSV file with a header row naming the user and text columns."""
+    """A CSV file with a header row naming the user and text columns, read strictly.
+
+    A quoted field left open to the end of the file is an error (a lenient reader would merge
+    every following row into one document). A UTF-8 byte-order mark (Excel's default) is
+    accepted. A physical line or a field longer than ``max_line_bytes`` is an error (or a
+    skip), never held in memory whole. Bad UTF-8 is reported on its own line.
+    """
 
     def __init__(self, path, user_field: str = "user", text_field: str = "text",
-                 delimiter: str = ",", on_error: str = "raise"):
+                 delimiter: str = ",", on_error: str = "raise",
+                 max_line_bytes: int = DEFAULT_MAX_LINE_BYTES):
         super().__init__(path, on_error)
+        if not isinstance(delimiter, str) or len(delimiter) != 1 or delimiter in "\"\r\n":
+            raise ParameterError("delimiter", delimiter, "one character other than a quote or "
+                                 "a line break, e.g. \",\" or \"\\t\"")
         self.user_field, self.text_field, self.delimiter = user_field, text_field, delimiter
+        self.max_line_bytes = check_positive_int(max_line_bytes, "max_line_bytes")
 
     def __iter__(self) -> Iterator[tuple[object, str]]:
-        csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
         for path, stream in self._open():
-            yield from self._rows(path, stream)
+            try:
+                yield from self._rows(path, stream)
+            except _DECOMPRESS_ERRORS as e:
+                raise CorpusError(f"the compressed stream is corrupt or unreadable "
+                                  f"({_decompress_reason(e)})", path=path) from None
+
+    def _lines(self, stream):
+        """Decoded physical lines (each at most max_line_bytes), so that a decoding error names
+        its own line and no line is ever held whole. An over-long line is reported; in skip
+        mode it is replaced by an empty line."""
+        limit = self.max_line_bytes
+        readline = stream.readline
+        lineno = 0
+        while True:
+            line = readline(limit + 1)
+            if not line:
+                return
+            lineno += 1
+            if len(line) > limit and not line.endswith(b"\n"):
+                while True:
+                    rest = readline(limit + 1)
+                    if not rest or rest.endswith(b"\n"):
+                        break
+                self._bad(f"line longer than max_line_bytes = {limit} bytes; raise "
+                          f"max_line_bytes if such documents are expected", lineno)
+                yield "\n"
+                continue
+            try:
+                yield line.decode("utf-8-sig" if lineno == 1 else "utf-8")
+            except UnicodeDecodeError as e:
+                self._bad(f"not valid UTF-8 ({e.reason} at byte {e.start} of the line)", lineno)
+                yield "\n"
 
     def _rows(self, path, stream) -> Iterator[tuple[object, str]]:
-        text_stream = io.TextIOWrapper(stream, encoding="utf-8", errors="strict", newline="")
-        reader = csv.reader(text_stream, delimiter=self.delimiter)
+        # the field limit also bounds a quoted field that spans many lines
+        csv.field_size_limit(self.max_line_bytes)
+        reader = csv.reader(self._lines(stream), delimiter=self.delimiter, strict=True)
         try:
             header = next(reader)
         except StopIteration:
             return
-        except UnicodeDecodeError as e:
-            raise CorpusError(f"not valid UTF-8 ({e.reason})", path=path, line=1) from None
+        except csv.Error as e:
+            raise CorpusError(f"malformed CSV header ({e})", path=path, line=1) from None
         for name in (self.user_field, self.text_field):
             if name not in header:
-                raise CorpusError(f"column missing from the header {header[:10]!r}; set "
-                                  f"user_field/text_field", path=path, line=1, field=name)
+                # the first row is not quoted: without a header it would be a private record
+                raise CorpusError("column missing from the header (line 1 must name the "
+                                  "columns); set user_field/text_field to the header's names",
+                                  path=path, line=1, field=name)
         ui, ti = header.index(self.user_field), header.index(self.text_field)
         while True:
+            start = reader.line_num + 1  # a record may span lines: report where it starts
             try:
                 row = next(reader)
             except StopIteration:
                 break
-            except UnicodeDecodeError as e:
-                # the decoder fails on a whole chunk: the row number is the best position
-                raise CorpusError(f"not valid UTF-8 ({e.reason}) at or after this line",
-                                  path=path, line=reader.line_num + 1) from None
             except csv.Error as e:
-                self._bad(f"malformed CSV ({e})", reader.line_num)
+                if "unexpected end of data" in str(e):
+                    # strict mode: the file ended inside a quoted field; nothing can follow
+                    self._bad("malformed CSV: a quoted field opened in the record starting "
+                              "here is never closed (unterminated quote)", start)
+                    break
+                if "field larger than field limit" in str(e):
+                    self._bad(f"a field longer than max_line_bytes = {self.max_line_bytes} "
+                              f"bytes (often an unbalanced quote); raise max_line_bytes if "
+                              f"such documents are expected", start)
+                    continue
+                self._bad(f"malformed CSV ({e})", start)
                 continue
             if not row:
                 continue
             if len(row) != len(header):
-                self._bad(f"expected {len(header)} columns, found {len(row)}", reader.line_num)
+                self._bad(f"expected {len(header)} columns, found {len(row)}", start)
                 continue
-            user = _check_user(self, row[ui], self.user_field, reader.line_num)
-            text = _check_text(self, row[ti], self.text_field, reader.line_num) \
+            user = _check_user(self, row[ui], self.user_field, start)
+            text = _check_text(self, row[ti], self.text_field, start) \
                 if user is not None else None
             if text is not None:
                 yield user, text
@@ -256,21 +391,50 @@ class CsvReader(_Reader):
 
 class TextDirReader(_Reader):
     """A folder of UTF-8 text files: one user per file (``user_per = "file"``, id = relative
-    path without suffix) or per sub-folder (``user_per = "folder"``, every file below it)."""
+    path without suffix) or per sub-folder (``user_per = "folder"``, every file below it).
+    ``pattern`` is a glob relative to the folder. A file larger than ``max_file_bytes``
+    (after decompression) is an error (or a skip), never read whole."""
 
     def __init__(self, path, pattern: str = "*.txt", user_per: str = "file",
-                 on_error: str = "raise"):
+                 on_error: str = "raise", max_file_bytes: int = DEFAULT_MAX_FILE_BYTES):
         super().__init__(path, on_error, kind="dir")
+        if not isinstance(pattern, str) or not pattern or Path(pattern).is_absolute() \
+                or ".." in Path(pattern).parts:
+            raise ParameterError("pattern", pattern, "a glob relative to the corpus folder, "
+                                 "e.g. \"*.txt\" or \"**/*.md\"", "Put the folder in path.")
         self.pattern = pattern
         self.user_per = check_choice(user_per, "user_per", ("file", "folder"))
+        self.max_file_bytes = check_positive_int(max_file_bytes, "max_file_bytes")
         self._done = self._total = 0
 
     def _files(self) -> list[Path]:
-        return sorted(p for p in self.path.rglob(self.pattern) if p.is_file())
+        try:
+            return sorted(p for p in self.path.rglob(self.pattern) if p.is_file())
+        except (ValueError, NotImplementedError) as e:
+            raise ParameterError("pattern", self.pattern, f"a valid relative glob "
+                                 f"({type(e).__name__})") from None
 
     def progress(self) -> tuple[int, int]:
         """(bytes of the files read, bytes of all files), like the file readers' progress."""
         return self._done, self._total
+
+    def _read(self, p: Path) -> bytes | None:
+        """The file's bytes, at most max_file_bytes after decompression."""
+        limit = self.max_file_bytes
+        try:
+            raw, stream = _open_binary(p)
+            with raw, stream:
+                data = stream.read(limit + 1)
+        except _DECOMPRESS_ERRORS as e:
+            if isinstance(e, OSError) and e.errno is not None:  # permissions, I/O
+                raise CorpusError(f"cannot read ({e.strerror})", path=p) from None
+            self._bad(f"the compressed stream is corrupt ({_decompress_reason(e)})", path=p)
+            return None
+        if len(data) > limit:
+            self._bad(f"file longer than max_file_bytes = {limit} bytes; raise max_file_bytes "
+                      f"if such documents are expected", path=p)
+            return None
+        return data
 
     def __iter__(self) -> Iterator[tuple[object, str]]:
         files = self._files()
@@ -285,24 +449,16 @@ class TextDirReader(_Reader):
                 user = rel.parts[0]
             else:
                 user = rel.with_suffix("").as_posix()
+            data = self._read(p)
+            if data is None:
+                continue
             try:
-                raw, stream = _open_binary(p)
-                with raw, stream:
-                    data = stream.read()
-                text = data.decode("utf-8")
+                text = data.decode("utf-8-sig")
             except UnicodeDecodeError as e:
                 line = data[:e.start].count(b"\n") + 1
-                err = CorpusError(f"not valid UTF-8 ({e.reason})", path=p, line=line)
-                if self.on_error == "raise":
-                    raise err from None
-                self.skipped += 1
+                self._bad(f"not valid UTF-8 ({e.reason})", line, path=p)
                 continue
-            except OSError as e:
-                raise CorpusError(f"cannot read ({e})", path=p) from None
             if not text.strip():
-                err = CorpusError("empty document (set on_error = \"skip\" to skip it)", path=p)
-                if self.on_error == "raise":
-                    raise err
-                self.skipped += 1
+                self._bad("empty document (set on_error = \"skip\" to skip it)", path=p)
                 continue
             yield user, text

@@ -1,14 +1,18 @@
 """Recipes: ``.cfg`` files (confection) resolved through the registries, and ``run_recipe()``.
 
 A recipe has the sections ``[paths]``, ``[run]``, ``[corpus]``, ``[items]`` (with
-``[items.tokenizer]``), ``[mechanism]``, optionally ``[budget]`` and ``[export]``.
+``[items.tokenizer]``), ``[mechanism]``, optionally ``[budget]``, ``[counts]`` and ``[export]``.
+Any other section, or an unknown key in ``[run]`` or ``[budget]``, is an error: a misspelt
+``[budjet]`` must not silently drop the budget check. ``[paths]`` is free-form (variables).
 """
 
 from __future__ import annotations
 
+import configparser
 import dataclasses
 import json
 import math
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +30,11 @@ from ..counts import check_counts_route
 from ..release import Release
 
 REQUIRED_SECTIONS = ("corpus", "items", "mechanism")
+# section → the registry key its block must name; [paths], [run], [budget] are plain values
+REGISTRY_SECTIONS = {"corpus": "@readers", "items": "@extractors", "mechanism": "@mechanisms",
+                     "counts": "@counts", "export": "@exporters"}
+SECTIONS = ("paths", "run", "budget", *REGISTRY_SECTIONS)
+BUDGET_KEYS = ("epsilon", "delta")
 RUN_DEFAULTS = {"seed": None, "key": None, "backend": "local", "scheduler_address": None,
                 "n_workers": 2}
 
@@ -75,8 +84,11 @@ def parse_overrides(args: list[str]) -> dict[str, Any]:
 
 
 def load_recipe(recipe, overrides: dict[str, Any] | None = None) -> Config:
-    """Read a recipe (path, text or dict) and apply dotted overrides; interpolated."""
+    """Read a recipe (path, text or dict) and apply dotted overrides; interpolated and checked
+    for unknown sections and keys."""
     overrides = dict(overrides or {})
+    name = "<dict>" if isinstance(recipe, (dict, Config)) else str(recipe)
+    _check_text_values(overrides, "override")
     try:
         if isinstance(recipe, Config):
             cfg = Config(recipe).interpolate() if not overrides else \
@@ -84,18 +96,18 @@ def load_recipe(recipe, overrides: dict[str, Any] | None = None) -> Config:
         elif isinstance(recipe, dict):
             cfg = Config().from_str(Config(recipe).to_str(), overrides=overrides)
         else:
-            path = Path(recipe)
-            if not path.is_file():
-                raise RecipeError(f"recipe {path}: file not found. Recipes ship in recipes/, "
-                                  f"e.g. recipes/quickstart.cfg")
-            cfg = Config().from_disk(path, overrides=overrides)
+            text = _read_recipe_text(Path(recipe))
+            # sections first, uninterpolated: a misspelt [budjet] is named as such, not as a
+            # broken ${budget.epsilon} reference
+            _check_sections(Config().from_str(text, interpolate=False))
+            cfg = Config().from_str(text, overrides=overrides)
     except ConfigValidationError as e:
-        raise RecipeError(f"recipe {recipe if not isinstance(recipe, dict) else '<dict>'}: "
-                          f"{_config_error(e)}") from None
-    missing = [s for s in REQUIRED_SECTIONS if s not in cfg]
-    if missing:
-        raise RecipeError(f"recipe: missing section [{missing[0]}]; a recipe needs "
-                          + ", ".join(f"[{s}]" for s in REQUIRED_SECTIONS))
+        raise _located(name, _config_error(e)) from None
+    except (configparser.Error, ValueError) as e:
+        raise _located(name, _first_line(e).replace("While reading from '<string>' ", "")) \
+            from None
+    _check_sections(cfg)
+    _check_text_values(cfg, "recipe")
     run = {**RUN_DEFAULTS, **cfg.get("run", {})}
     unknown = set(run) - set(RUN_DEFAULTS)
     if unknown:
@@ -103,6 +115,95 @@ def load_recipe(recipe, overrides: dict[str, Any] | None = None) -> Config:
                           + ", ".join(RUN_DEFAULTS))
     cfg["run"] = run
     return cfg
+
+
+def _located(name: str, msg: str) -> RecipeError:
+    """A parse error naming the recipe's line like every other error (file:line: ...)."""
+    m = re.search(r"\[line\s+(\d+)\]:? ?", msg)
+    if m:
+        msg = f"{msg[:m.start()]}{msg[m.end():]}".strip()
+        return RecipeError(f"recipe {name}:{m.group(1)}: cannot parse: {msg}")
+    return RecipeError(f"recipe {name}: {msg}")
+
+
+def _read_recipe_text(path: Path) -> str:
+    if not path.is_file():
+        raise RecipeError(f"recipe {path}: file not found. Recipes ship in recipes/, "
+                          f"e.g. recipes/quickstart.cfg")
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data[:e.start].count(b"\n") + 1
+        raise RecipeError(f"recipe {path}:{line}: not a UTF-8 text file ({e.reason}); a recipe "
+                          f"is a .cfg text file like recipes/quickstart.cfg") from None
+    if "\x00" in text:
+        line = text[:text.index("\x00")].count("\n") + 1
+        raise RecipeError(f"recipe {path}:{line}: contains a NUL byte; a recipe is a .cfg text "
+                          f"file like recipes/quickstart.cfg")
+    return text
+
+
+def _check_sections(cfg: Config) -> None:
+    unknown = [k for k in cfg if k not in SECTIONS]
+    if unknown:
+        raise RecipeError(f"recipe: unknown section [{unknown[0]}]; allowed sections: "
+                          + ", ".join(f"[{s}]" for s in SECTIONS))
+    missing = [s for s in REQUIRED_SECTIONS if s not in cfg]
+    if missing:
+        raise RecipeError(f"recipe: missing section [{missing[0]}]; a recipe needs "
+                          + ", ".join(f"[{s}]" for s in REQUIRED_SECTIONS))
+    for name in ("paths", "run", "budget"):
+        if name in cfg and not isinstance(cfg[name], dict):
+            raise RecipeError(f"recipe [{name}]: expected a section of key = value lines")
+    budget = cfg.get("budget") or {}
+    extra = [k for k in budget if k not in BUDGET_KEYS]
+    if extra:
+        raise RecipeError(f"recipe [budget]: unknown key {extra[0]!r}; allowed: "
+                          + ", ".join(BUDGET_KEYS))
+    for name, key in REGISTRY_SECTIONS.items():
+        if name not in cfg:
+            continue
+        block = cfg[name]
+        if name == "export" and isinstance(block, dict) and key not in block and block and \
+                all(isinstance(v, dict) for v in block.values()):
+            blocks = {f"export.{k}": v for k, v in block.items()}
+        else:
+            blocks = {name: block}
+        for where, b in blocks.items():
+            if not isinstance(b, dict) or key not in b:
+                raise RecipeError(f"recipe [{where}]: missing {key} = \"...\" naming a "
+                                  f"registered function; see recipes/quickstart.cfg")
+    items = cfg["items"]
+    if isinstance(items.get("tokenizer"), dict) and "@tokenizers" not in items["tokenizer"]:
+        raise RecipeError("recipe [items.tokenizer]: missing @tokenizers = \"...\", e.g. "
+                          "\"dp_vocab.regex.v1\"")
+
+
+def _check_text_values(obj, where: str) -> None:
+    """Recipe strings are written back into recipe.cfg: they must be encodable UTF-8 (a lone
+    surrogate comes from a non-UTF-8 file name or argument)."""
+    def walk(o, path):
+        if isinstance(o, str):
+            try:
+                o.encode("utf-8")
+            except UnicodeEncodeError:
+                raise RecipeError(f"{where} {path}: contains bytes that are not valid UTF-8 (a "
+                                  f"non-UTF-8 file name or argument); rename the file or use "
+                                  f"UTF-8 text") from None
+        elif isinstance(o, dict):
+            for k, v in o.items():
+                walk(k, path)
+                walk(v, f"{path}.{k}" if path else str(k))
+        elif isinstance(o, (list, tuple)):
+            for v in o:
+                walk(v, path)
+    walk(obj, "")
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return text.splitlines()[0] if text else type(e).__name__
 
 
 def _config_error(e: ConfigValidationError) -> str:
@@ -113,7 +214,15 @@ def _config_error(e: ConfigValidationError) -> str:
             loc = ".".join(str(x) for x in err.get("loc", []))
             parts.append(f"{loc}: {err.get('msg')}" if loc else str(err.get("msg")))
         return "; ".join(parts)
-    return str(e).strip().splitlines()[0]
+    # a syntax error: confection's description holds configparser's "[line N]: 'text'"
+    desc = (getattr(e, "desc", None) or "").replace(
+        "Make sure the sections and values are formatted correctly.", "")
+    lines = [ln.strip() for ln in desc.splitlines() if ln.strip()]
+    lines = [ln.replace("file: '<string>', line:", "[line") + "]"
+             if ln.startswith("file: '<string>'") else ln
+             for ln in lines if not ln.startswith("Source contains parsing errors")]
+    found = " ".join(lines)[:300]
+    return (found or _first_line(e)) + " (see recipes/quickstart.cfg for the format)"
 
 
 def resolve_sections(cfg: Config, names: tuple[str, ...]) -> dict:
@@ -185,7 +294,8 @@ def run_recipe(recipe, output, overrides: dict[str, Any] | None = None, force: b
     from ..privacy.noise import RandomSource
 
     cfg = load_recipe(recipe, overrides)
-    check_output_dir(output, force)
+    inputs = _input_paths(recipe, cfg)
+    check_output_dir(output, force, inputs)
     staged = resolve_sections(cfg, ("mechanism", "counts"))
     mechanism, counter = staged["mechanism"], staged.get("counts")
     check_counts_route(mechanism, counter)
@@ -253,7 +363,7 @@ def run_recipe(recipe, output, overrides: dict[str, Any] | None = None, force: b
     }
     _assert_finite(record)
     context = {"items": extractor.describe(), "output": str(Path(output).resolve())}
-    with atomic_output_dir(output, force) as tmp:
+    with atomic_output_dir(output, force, inputs) as tmp:
         files = []
         for e in exporters:
             files += e.export(release, tmp, context)
@@ -263,6 +373,17 @@ def run_recipe(recipe, output, overrides: dict[str, Any] | None = None, force: b
     return RunResult(release=release, output=Path(output), files=files, record=record,
                      timings=timings, skipped=getattr(reader, "skipped", 0),
                      skip_reasons=list(getattr(reader, "skip_reasons", [])))
+
+
+def _input_paths(recipe, cfg: Config) -> list[Path]:
+    """The recipe file and the corpus location (the fixed part of a glob): an output must not
+    contain them."""
+    out = [] if isinstance(recipe, (dict, Config)) else [Path(recipe)]
+    corpus = cfg["corpus"].get("path")
+    if isinstance(corpus, str) and corpus:
+        fixed = re.split(r"[*?\[]", corpus, maxsplit=1)[0]
+        out.append(Path(fixed) if fixed else Path("."))
+    return out
 
 
 def _exporters(export) -> list:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable, Iterator
 from typing import Callable
 
 from ..errors import ParameterError
@@ -101,6 +102,23 @@ class ItemExtractor:
                 else:
                     out.extend(join(run[i:i + n]) for i in range(len(run) - n + 1))
         return out
+
+    def iter_items(self, text: str) -> Iterable[str]:
+        """The items of ``__call__``; n-grams are produced lazily, so a huge document's n-grams
+        are never all in memory at once (its tokens are: bounded by the reader's line cap)."""
+        if self.n_min == 1 and self.n_max == 1:
+            return self(text)
+        return self._ngrams(text)
+
+    def _ngrams(self, text: str) -> Iterator[str]:
+        join = self.joiner.join
+        for run in self.runs(text):
+            for n in range(self.n_min, self.n_max + 1):
+                if n == 1:
+                    yield from run
+                else:
+                    for i in range(len(run) - n + 1):
+                        yield join(run[i:i + n])
 
     def describe(self) -> dict:
         desc = getattr(self.tokenizer, "describe", None)

@@ -1,0 +1,712 @@
+"""The hostile-input table: every input class an attacker or a careless user tried ends with a
+correct run, or with exit code != 0 and ONE line ``error: ...`` naming the file:line, field or
+parameter; never a traceback, never a private value on the console, nothing left behind in the
+output's parent; and memory stays bounded (memory rows run in a subprocess under an
+address-space limit, with their peak RSS compared to a normal run's).
+
+Rows run in-process through the CLI (typer's CliRunner) unless they measure memory.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import re
+import resource
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import pytest
+from typer.testing import CliRunner
+
+from dp_vocab.cli import app
+
+REPO = Path(__file__).resolve().parents[1]
+EXE = Path(sys.executable).parent / "dp-vocab"
+SECRET = "Alice Secret"          # a private value that must never reach the console
+runner = CliRunner()
+
+RECIPE = """
+[paths]
+corpus = "{corpus}"
+
+[budget]
+epsilon = 3.0
+delta = 1e-5
+
+[corpus]
+{reader}
+path = ${{paths.corpus}}
+{reader_args}
+
+[items]
+@extractors = "dp_vocab.items.v1"
+{items_args}
+
+[items.tokenizer]
+@tokenizers = "dp_vocab.regex.v1"
+{tokenizer_args}
+
+[mechanism]
+@mechanisms = "dp_vocab.weighted_gaussian.v1"
+epsilon = ${{budget.epsilon}}
+delta = ${{budget.delta}}
+max_items_per_user = 10
+{extra}
+"""
+
+
+def recipe(d: Path, corpus: str, reader: str = "jsonl", reader_args: str = "",
+           items_args: str = "", extra: str = "", name: str = "r.cfg",
+           tokenizer_args: str = "") -> str:
+    text = RECIPE.format(corpus=corpus, reader=f'@readers = "dp_vocab.{reader}.v1"',
+                         reader_args=reader_args, items_args=items_args, extra=extra,
+                         tokenizer_args=tokenizer_args)
+    (d / name).write_text(text, encoding="utf-8")
+    return str(d / name)
+
+
+def users_jsonl(d: Path, n: int = 60, name: str = "c.jsonl") -> str:
+    with open(d / name, "w", encoding="utf-8") as f:
+        for i in range(n):
+            f.write(json.dumps({"user": f"u{i}", "text": f"the cat sat on the mat {i}"}) + "\n")
+    return str(d / name)
+
+
+def users_csv(d: Path, rows: list[str], name: str = "c.csv", prefix: bytes = b"") -> str:
+    (d / name).write_bytes(prefix + ("user,text\n" + "".join(r + "\n" for r in rows)).encode())
+    return str(d / name)
+
+
+def many_users_csv_rows(n: int = 60) -> list[str]:
+    return [f"u{i},the cat sat {i}" for i in range(n)]
+
+
+@dataclass
+class Case:
+    """``make(inputs_dir) -> argv``; the output (if any) is ``{out}``: out/o, in a parent that
+    must hold nothing else afterwards (no temporary or .old-* directories)."""
+    id: str
+    make: Callable[[Path], list[str]]
+    code: int | None = 2                    # None: a correct run or a clean error, both allowed
+    message: str | None = None              # regex the one error line must match
+    check: Callable[[Path, str], None] | None = None   # (output dir, stderr) for extra checks
+    cwd: str | None = None                  # run from this sub-path of the test directory
+    marks: tuple = field(default_factory=tuple)
+
+
+def run(*args) -> list[str]:
+    return ["run", *args, "-q"]
+
+
+def _csv_unterminated(d):
+    rows = many_users_csv_rows(5) + ['u5,"an opening quote never closed'] + \
+        many_users_csv_rows(295)
+    return run(recipe(d, users_csv(d, rows), reader="csv"), "-o", "{out}")
+
+
+def _csv_bom(d):
+    return run(recipe(d, users_csv(d, many_users_csv_rows(), prefix=b"\xef\xbb\xbf"),
+                      reader="csv"), "-o", "{out}")
+
+
+def _csv_bad_utf8_line8(d):
+    (d / "c.csv").write_bytes(b"user,text\n" + b"".join(f"u{i},word {i}\n".encode()
+                                                        for i in range(6))
+                              + b"u6,caf\xe9\n" + b"u7,more\n")
+    return run(recipe(d, str(d / "c.csv"), reader="csv"), "-o", "{out}")
+
+
+def _csv_long_line(d):
+    rows = many_users_csv_rows(3) + ["u3," + "x" * 5000]
+    return run(recipe(d, users_csv(d, rows), reader="csv", reader_args="max_line_bytes = 1000"),
+               "-o", "{out}")
+
+
+def _csv_long_quoted_field(d):
+    rows = many_users_csv_rows(3) + ['u3,"' + "\n".join(["y" * 50] * 100) + '"']
+    return run(recipe(d, users_csv(d, rows), reader="csv", reader_args="max_line_bytes = 1000"),
+               "-o", "{out}")
+
+
+def _csv_no_header(d):
+    (d / "c.csv").write_text(f"{SECRET},hello\n", encoding="utf-8")
+    return run(recipe(d, str(d / "c.csv"), reader="csv"), "-o", "{out}")
+
+
+def _jsonl_line(d, line: str, name="c.jsonl"):
+    users_jsonl(d, name=name)
+    with open(d / name, "a", encoding="utf-8") as f:
+        f.write(line + "\n")
+    return run(recipe(d, str(d / name)), "-o", "{out}")
+
+
+def _gz_bitflip(d):
+    rows = [json.dumps({"user": f"u{i}", "text": f"word{i % 50} and more words {i}"})
+            for i in range(3000)]
+    data = bytearray(gzip.compress(("\n".join(rows) + "\n").encode()))
+    data[len(data) // 2] ^= 0x10
+    (d / "c.jsonl.gz").write_bytes(bytes(data))
+    return run(recipe(d, str(d / "c.jsonl.gz")), "-o", "{out}")
+
+
+def _gz_truncated(d):
+    rows = [json.dumps({"user": f"u{i}", "text": f"word{i % 50} {i}"}) for i in range(3000)]
+    data = gzip.compress(("\n".join(rows) + "\n").encode())
+    (d / "c.jsonl.gz").write_bytes(data[: len(data) // 2])
+    return run(recipe(d, str(d / "c.jsonl.gz")), "-o", "{out}")
+
+
+def _empty_corpus(d):
+    (d / "c.jsonl").write_text("", encoding="utf-8")
+    return run(recipe(d, str(d / "c.jsonl")), "-o", "{out}")
+
+
+def _mixed_ids(d):
+    with open(d / "c.jsonl", "w", encoding="utf-8") as f:
+        for i in range(60):
+            f.write(json.dumps({"user": 7 if i == 0 else "7", "text": "the cat"}) + "\n")
+    return run(recipe(d, str(d / "c.jsonl")), "-o", "{out}")
+
+
+def _skip_mode(d):
+    users_jsonl(d)
+    with open(d / "c.jsonl", "a", encoding="utf-8") as f:
+        f.write(json.dumps({"user": {"name": SECRET}, "text": "x"}) + "\n")
+        f.write(json.dumps({"user": "u1", "text": [SECRET]}) + "\n")
+        f.write(SECRET + "\n")
+    return ["run", recipe(d, str(d / "c.jsonl"), reader_args='on_error = "skip"'),
+            "-o", "{out}"]
+
+
+def _text_folder(d, pattern="*.txt", files=None, reader_args=""):
+    folder = d / "docs"
+    folder.mkdir()
+    for name, data in (files or {f"u{i}.txt": b"the cat sat" for i in range(60)}).items():
+        (folder / name).write_bytes(data)
+    args = f'pattern = "{pattern}"\n' + reader_args
+    return run(recipe(d, str(folder), reader="text_folder", reader_args=args), "-o", "{out}")
+
+
+def _bad_recipe_bytes(d, data: bytes):
+    users_jsonl(d)
+    (d / "bad.cfg").write_bytes(data)
+    return run(str(d / "bad.cfg"), "-o", "{out}")
+
+
+def _misspelt_section(d):
+    path = recipe(d, users_jsonl(d))
+    text = Path(path).read_text().replace("[budget]", "[budjet]")
+    Path(path).write_text(text)
+    return run(path, "-o", "{out}")
+
+
+def _previous_output(d, name="prev"):
+    """A real previous dp-vocab output (run in-process), for the --force rows."""
+    res = runner.invoke(app, run(recipe(d, users_jsonl(d)), "-o", str(d / name)))
+    assert res.exit_code == 0, res.output
+    return d / name
+
+
+def _force_unrelated(d):
+    (d / "mine").mkdir()
+    (d / "mine" / "thesis.tex").write_text("years of work")
+    return run(recipe(d, users_jsonl(d)), "-o", str(d / "mine"), "--force")
+
+
+def _force_previous_output_with_extra_file(d):
+    prev = _previous_output(d)
+    (prev / "notes.txt").write_text("added by hand")
+    return run(recipe(d, users_jsonl(d)), "-o", str(prev), "--force")
+
+
+def _force_cwd(d):
+    _previous_output(d, "here")
+    return run(recipe(d, users_jsonl(d)), "-o", ".", "--force")
+
+
+def _force_ancestor_of_cwd(d):
+    prev = _previous_output(d, "here")
+    (prev / "sub").mkdir()  # (the cwd of this row)
+    return run(recipe(d, users_jsonl(d)), "-o", "..", "--force")
+
+
+def _output_contains_corpus(d):
+    (d / "data").mkdir()
+    corpus = users_jsonl(d / "data")
+    return run(recipe(d, corpus), "-o", str(d / "data"), "--force")
+
+
+def _output_is_file(d):
+    (d / "f").write_text("x")
+    return run(recipe(d, users_jsonl(d)), "-o", str(d / "f"), "--force")
+
+
+def _output_exists(d):
+    _previous_output(d)
+    return run(recipe(d, users_jsonl(d)), "-o", str(d / "prev"))
+
+
+def _evaluate(d, *args, corpus=True):
+    src = users_jsonl(d) if corpus else str(d / "c.jsonl")
+    if not corpus:
+        (d / "c.jsonl").write_text("")
+    return ["evaluate", src, "-o", "{out}", "--repeats", "1", "--mechanisms",
+            "weighted_gaussian", *args]
+
+
+def _audit(*args):
+    return lambda d: ["audit", "weighted_gaussian", "--runs", "3", "--canary-items", "5", *args]
+
+
+def _exporters(d, block):
+    return run(recipe(d, users_jsonl(d), extra=block), "-o", "{out}")
+
+
+def _released_item_with(d, text):
+    with open(d / "c.jsonl", "w", encoding="utf-8") as f:
+        for i in range(300):
+            f.write(json.dumps({"user": f"u{i}", "text": text}) + "\n")
+    return run(recipe(d, str(d / "c.jsonl"), tokenizer_args='pattern = "[^ ]+"'), "-o", "{out}")
+
+
+def _ok_vocab(expect: set):
+    def check(out: Path, err: str):
+        vocab = set((out / "vocab.txt").read_text(encoding="utf-8").splitlines())
+        assert expect <= vocab, vocab
+    return check
+
+
+def _empty_release(out: Path, err: str):
+    assert (out / "vocab.txt").read_text(encoding="utf-8") == ""
+    assert "released 0 items" in err
+
+
+def _mixed_warning(out: Path, err: str):
+    assert "user ids of both kinds" in err and "NON-PRIVATE" in err
+    assert '"7"' not in err and " 7 " not in err
+
+
+def _skip_notice(out: Path, err: str):
+    assert "NON-PRIVATE operator diagnostic" in err and "skipped 3" in err
+    record = (out / "privacy.json").read_text(encoding="utf-8")
+    assert "skipped" not in record and "malformed" not in record and SECRET not in record
+
+
+CASES = [
+    # ---- corpus: silent wrong results and vague errors
+    Case("csv-unterminated-quote", _csv_unterminated,
+         message=r"c\.csv:7: malformed CSV: .*unterminated quote"),
+    Case("csv-utf8-bom", _csv_bom, code=0, check=_ok_vocab({"the", "cat", "sat"})),
+    Case("csv-bad-utf8-line-8", _csv_bad_utf8_line8, message=r"c\.csv:8: not valid UTF-8"),
+    Case("csv-over-long-line", _csv_long_line,
+         message=r"c\.csv:5: line longer than max_line_bytes"),
+    Case("csv-over-long-quoted-field", _csv_long_quoted_field,
+         message=r"c\.csv:5: a field longer than max_line_bytes"),
+    Case("csv-no-header-private-first-row", _csv_no_header,
+         message=r"c\.csv:1: field 'user': column missing from the header"),
+    Case("jsonl-user-object", lambda d: _jsonl_line(d, json.dumps({"user": {"name": SECRET},
+                                                                       "text": "x"})),
+         message=r"c\.jsonl:61: field 'user': .*found a JSON object"),
+    Case("jsonl-text-list", lambda d: _jsonl_line(d, json.dumps({"user": "u", "text": [SECRET]})),
+         message=r"c\.jsonl:61: field 'text': expected a string, found a JSON list"),
+    Case("jsonl-not-json", lambda d: _jsonl_line(d, SECRET + " {"),
+         message=r"c\.jsonl:61: not valid JSON"),
+    Case("jsonl-bad-utf8", lambda d: _bad_utf8_jsonl(d),
+         message=r"c\.jsonl:61: not valid UTF-8"),
+    Case("jsonl-deep-nesting", lambda d: _jsonl_line(d, "[" * 100_000 + "]" * 100_000),
+         message=r"c\.jsonl:61: JSON nested too deeply"),
+    Case("gz-bit-flip", _gz_bitflip, message=r"c\.jsonl\.gz: the compressed stream is corrupt"),
+    Case("gz-truncated", _gz_truncated,
+         message=r"c\.jsonl\.gz: the compressed stream is corrupt"),
+    Case("empty-corpus", _empty_corpus, code=0, check=_empty_release),
+    Case("mixed-int-and-string-ids", _mixed_ids, code=0, check=_mixed_warning),
+    Case("skip-mode-notice", _skip_mode, code=0, check=_skip_notice),
+    Case("missing-corpus", lambda d: run(recipe(d, str(d / "nope.jsonl")), "-o", "{out}"),
+         message=r"nope\.jsonl: corpus file not found"),
+    Case("glob-matches-nothing", lambda d: run(recipe(d, str(d / "*.parquet")), "-o", "{out}"),
+         message=r"\*\.parquet: no file matches"),
+    Case("text-folder-absolute-pattern", lambda d: _text_folder(d, pattern="/etc/*"),
+         message=r"pattern: expected a glob relative to the corpus folder"),
+    Case("text-folder-parent-pattern", lambda d: _text_folder(d, pattern="../*"),
+         message=r"pattern: expected a glob relative"),
+    Case("text-folder-over-long-file",
+         lambda d: _text_folder(d, files={"a.txt": b"x " * 3000, "b.txt": b"ok"},
+                                reader_args="max_file_bytes = 1000"),
+         message=r"a\.txt: file longer than max_file_bytes"),
+    Case("text-folder-bad-utf8",
+         lambda d: _text_folder(d, files={"a.txt": b"line one\nline two \xff\n"}),
+         message=r"a\.txt:2: not valid UTF-8"),
+    Case("text-folder-missing", lambda d: run(recipe(d, str(d / "nodir"), reader="text_folder"),
+                                              "-o", "{out}"),
+         message=r"nodir: corpus folder not found"),
+    # ---- recipes
+    Case("misspelt-section-budjet", _misspelt_section,
+         message=r"unknown section \[budjet\]; allowed sections: \[paths\].*\[budget\]"),
+    Case("unknown-budget-key", lambda d: run(recipe(d, users_jsonl(d)), "-o", "{out}",
+                                             "--budget.epsilonn", "3"),
+         message=r"\[budget\]: unknown key 'epsilonn'; allowed: epsilon, delta"),
+    Case("unknown-run-key", lambda d: run(recipe(d, users_jsonl(d), extra="[run]\nsead = 3"),
+                                          "-o", "{out}"),
+         message=r"\[run\]: unknown key 'sead'"),
+    Case("override-of-unknown-key", lambda d: run(recipe(d, users_jsonl(d)), "-o", "{out}",
+                                                  "--run.sead", "3"),
+         message=r"run\.sead: not a section value that can be overridden"),
+    Case("unknown-corpus-key", lambda d: run(recipe(d, users_jsonl(d), reader_args="pathh = 1"),
+                                             "-o", "{out}"),
+         message=r"corpus\.pathh"),
+    Case("unknown-items-key", lambda d: run(recipe(d, users_jsonl(d), items_args="nmax = 2"),
+                                            "-o", "{out}"),
+         message=r"items\.nmax"),
+    Case("unknown-tokenizer-key",
+         lambda d: run(recipe(d, users_jsonl(d), tokenizer_args='patern = "x"'), "-o", "{out}"),
+         message=r"items\.tokenizer\.patern"),
+    Case("unknown-mechanism-key", lambda d: run(recipe(d, users_jsonl(d)), "-o", "{out}",
+                                                "--mechanism.epsilonn", "1"),
+         message=r"mechanism\.epsilonn"),
+    Case("unknown-export-key", lambda d: _exporters(
+        d, '[export]\n@exporters = "dp_vocab.plain.v1"\njsonll = true'),
+         message=r"export\.jsonll"),
+    Case("unknown-counts-key", lambda d: _exporters(
+        d, '[counts]\n@counts = "dp_vocab.discrete_laplace_counts.v1"\nepsilon = 1\nepsilonn = 1'),
+         message=r"counts\.epsilonn"),
+    Case("section-without-function", lambda d: _exporters(d, "[counts]\nepsilon = 1"),
+         message=r"\[counts\]: missing @counts"),
+    Case("recipe-syntax-error", lambda d: _bad_recipe_bytes(d, b"[paths]\nx = 1\n[corpus\n"),
+         message=r"bad\.cfg:3: cannot parse"),
+    Case("recipe-binary", lambda d: _bad_recipe_bytes(d, bytes(range(256)) * 8),
+         message=r"bad\.cfg:\d+: not a UTF-8 text file"),
+    Case("recipe-nul-byte", lambda d: _bad_recipe_bytes(d, b"[paths]\nx = \"a\x00\"\n"),
+         message=r"bad\.cfg:2: contains a NUL byte"),
+    Case("recipe-duplicate-key", lambda d: _bad_recipe_bytes(d, b"[paths]\nx = 1\nx = 2\n"),
+         message=r"bad\.cfg:3: cannot parse: option 'x'"),
+    Case("recipe-not-found", lambda d: run(str(d / "nope.cfg"), "-o", "{out}"),
+         message=r"nope\.cfg: file not found"),
+    Case("lone-surrogate-in-corpus-path",
+         lambda d: run(recipe(d, users_jsonl(d)), "-o", "{out}", "--paths.corpus",
+                       str(d / "c\udcff.jsonl")),
+         message=r"paths\.corpus: contains bytes that are not valid UTF-8"),
+    Case("override-without-section", lambda d: run(recipe(d, users_jsonl(d)), "-o", "{out}",
+                                                   "--epsilon", "1"),
+         message=r"override '--epsilon': expected --section\.key VALUE"),
+    Case("over-budget", lambda d: run(recipe(d, users_jsonl(d)), "-o", "{out}",
+                                      "--mechanism.epsilon", "8"),
+         message=r"budget"),
+    Case("bad-epsilon", lambda d: run(recipe(d, users_jsonl(d)), "-o", "{out}",
+                                      "--mechanism.epsilon", "-1", "--budget.epsilon", "9"),
+         message=r"mechanism\.epsilon: expected"),
+    Case("unregistered-mechanism", lambda d: run(recipe(d, users_jsonl(d)), "-o", "{out}",
+                                                 "--mechanism.@mechanisms", "dp_vocab.nope.v1"),
+         message=r"\[mechanism\]"),
+    # ---- outputs
+    Case("force-on-unrelated-directory", _force_unrelated,
+         message=r"mine: the directory exists and is not a dp-vocab output",
+         check=lambda out, err: None),
+    Case("force-on-output-with-added-file", _force_previous_output_with_extra_file,
+         message=r"prev: the previous dp-vocab output now also holds 'notes\.txt'"),
+    Case("force-on-current-directory", _force_cwd, cwd="here",
+         message=r"--output \.: this is the current directory"),
+    Case("force-on-ancestor-of-cwd", _force_ancestor_of_cwd, cwd="here/sub",
+         message=r"--output \.\.: this is the current directory or one of its parents"),
+    Case("output-contains-corpus", _output_contains_corpus,
+         message=r"data: it contains an input of this run"),
+    Case("output-is-a-file", _output_is_file, message=r"f: expected a directory path"),
+    Case("output-exists-without-force", _output_exists,
+         message=r"prev: the directory exists\. Pass --force"),
+    Case("output-under-proc", lambda d: run(recipe(d, users_jsonl(d)), "-o", "/proc/dpv/out"),
+         message=r"/proc/dpv/out: cannot write there"),
+    Case("output-with-rich-markup", lambda d: ["run", recipe(d, users_jsonl(d)), "-o",
+                                               "{parent}/a[/]b[bold]"],
+         code=0),
+    Case("output-lone-surrogate", lambda d: run(recipe(d, users_jsonl(d)), "-o",
+                                                "{parent}/o\udcff"),
+         message=r"the path is not valid UTF-8"),
+    # ---- evaluate
+    Case("evaluate-epsilon-abc", lambda d: _evaluate(d, "--epsilon", "abc"),
+         message=r"--epsilon: expected comma-separated float values"),
+    Case("evaluate-mechanisms-comma", lambda d: _evaluate(d, "--mechanisms", ","),
+         message=r"--mechanisms: expected at least one comma-separated value"),
+    Case("evaluate-unknown-mechanism", lambda d: _evaluate(d, "--mechanisms", "nope"),
+         message=r"mechanism: expected one of"),
+    Case("evaluate-negative-epsilon", lambda d: _evaluate(d, "--epsilon", "-1"),
+         message=r"epsilon: expected a finite real number > 0"),
+    Case("evaluate-repeats-0", lambda d: _evaluate(d, "--repeats", "0"),
+         message=r"repeats: expected an integer >= 1"),
+    Case("evaluate-max-items-x", lambda d: _evaluate(d, "--max-items-per-user", "x"),
+         message=r"--max-items-per-user: expected comma-separated int values"),
+    Case("evaluate-empty-corpus", lambda d: _evaluate(d, corpus=False),
+         message=r"c\.jsonl: no item in the corpus"),
+    # ---- audit
+    Case("audit-runs-0", _audit("--runs", "0"), message=r"runs: expected an integer from 1"),
+    Case("audit-canary-items-0", _audit("--canary-items", "0"),
+         message=r"canary_items: expected an integer from 1"),
+    Case("audit-canary-items-1e8", _audit("--canary-items", "100000000"),
+         message=r"canary_items: expected an integer from 1 to 1,000,000"),
+    Case("audit-confidence-1.5", _audit("--confidence", "1.5"),
+         message=r"confidence: expected a number strictly between 0 and 1"),
+    Case("audit-output-is-directory", lambda d: _audit("-o", str(d))(d),
+         message=r"is a directory; give a file name"),
+    Case("audit-ngram-mechanism", lambda d: ["audit", "dpne", "--runs", "2"],
+         message=r"mechanism: expected a mechanism over item sets"),
+    Case("audit-epsilon-as-param", _audit("-p", "epsilon=2"),
+         message=r"--param 'epsilon=2': set epsilon with --epsilon"),
+    # ---- items and exporter parameters
+    Case("released-item-with-newline", lambda d: _released_item_with(d, "a\u2028b c"),
+         code=None, check=lambda out, err: _lines_match_items(out)),
+    Case("released-item-with-lone-surrogate", lambda d: _released_item_with(d, "a\ud800b c"),
+         code=None, check=lambda out, err: _lines_match_items(out)),
+    Case("spacy-lang-zz", lambda d: _exporters(d, '[export]\n@exporters = "dp_vocab.spacy.v1"'
+                                                  '\nlang = "zz"'),
+         message=r"export\.lang"),
+    Case("bpe-vocab-size-negative", lambda d: _exporters(
+        d, '[counts]\n@counts = "dp_vocab.discrete_laplace_counts.v1"\nepsilon = 1\n'
+           '[export]\n@exporters = "dp_vocab.hf_tokenizer.v1"\nmodel = "bpe"\nvocab_size = -5')
+         + ["--budget.epsilon", "4", "--mechanism.epsilon", "3"],
+         message=r"vocab_size"),
+]
+
+
+def _bad_utf8_jsonl(d):
+    users_jsonl(d)
+    with open(d / "c.jsonl", "ab") as f:
+        f.write(b'{"user": "u", "text": "caf\xe9"}\n')
+    return run(recipe(d, str(d / "c.jsonl")), "-o", "{out}")
+
+
+def _lines_match_items(out: Path):
+    """One item per line for any line reader (str.splitlines also splits at U+2028, U+0085)."""
+    items = [json.loads(line)["item"] for line in
+             (out / "vocab.jsonl").read_bytes().decode("utf-8").split("\n") if line]
+    assert len((out / "vocab.txt").read_text(encoding="utf-8").splitlines()) == len(items)
+    assert len((out / "vocab.jsonl").read_text(encoding="utf-8").splitlines()) == len(items)
+
+
+def _files(d: Path) -> set[str]:
+    return {str(p.relative_to(d)) for p in d.rglob("*")}
+
+
+def assert_one_error_line(stderr: str, message: str) -> None:
+    lines = [ln for ln in stderr.splitlines() if ln.strip()]
+    errors = [ln for ln in lines if ln.startswith("error:")]
+    assert len(errors) == 1 and lines[-1] == errors[0], stderr
+    assert re.search(message, errors[0]), errors[0]
+    assert "Traceback" not in stderr
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.id, marks=c.marks) for c in CASES])
+def test_hostile_input_table(case: Case, tmp_path, monkeypatch):
+    inputs = tmp_path / "in"
+    parent = tmp_path / "out"
+    inputs.mkdir()
+    parent.mkdir()
+    out = parent / "o"
+    argv = [a.replace("{out}", str(out)).replace("{parent}", str(parent))
+            for a in case.make(inputs)]
+    before = _files(inputs)
+    if case.cwd:
+        monkeypatch.chdir(inputs / case.cwd)
+    res = runner.invoke(app, argv)
+    err = res.stderr
+    assert res.exception is None or isinstance(res.exception, SystemExit), \
+        f"uncaught {type(res.exception).__name__}: {res.exception}"
+    assert "Traceback" not in res.output
+    assert SECRET not in res.output
+    if case.code == 0 or (case.code is None and res.exit_code == 0):
+        assert res.exit_code == 0, res.output
+        outs = list(parent.iterdir())
+        assert len(outs) == 1 and outs[0].is_dir(), outs   # the output, nothing else
+        if case.check:
+            case.check(outs[0], err)
+    else:
+        assert res.exit_code == (case.code or 2), res.output
+        assert_one_error_line(err, case.message or "")
+        assert list(parent.iterdir()) == []
+        if case.check and case.code is not None:
+            case.check(out, err)
+    assert _files(inputs) == before, "the run changed or left files next to its inputs"
+
+
+def test_force_never_deletes_what_it_did_not_write(tmp_path):
+    (tmp_path / "in").mkdir()
+    argv = _force_unrelated(tmp_path / "in")
+    res = runner.invoke(app, argv)
+    assert res.exit_code == 2
+    assert (tmp_path / "in" / "mine" / "thesis.tex").read_text() == "years of work"
+
+
+def test_unexpected_error_is_one_line_without_its_message_and_debug_shows_it(tmp_path,
+                                                                            monkeypatch):
+    import dp_vocab.recipes as recipes
+
+    def explode(*a, **k):
+        raise ValueError(f"a message quoting {SECRET}")
+
+    monkeypatch.setattr(recipes, "run_recipe", explode)
+    res = runner.invoke(app, run(recipe(tmp_path, users_jsonl(tmp_path)), "-o",
+                                 str(tmp_path / "o")))
+    assert res.exit_code == 1
+    assert_one_error_line(res.stderr, r"unexpected internal error \(ValueError\).*--debug")
+    assert SECRET not in res.output
+    res = runner.invoke(app, ["--debug", *run(recipe(tmp_path, users_jsonl(tmp_path)), "-o",
+                                               str(tmp_path / "o"))])
+    assert isinstance(res.exception, ValueError) and SECRET in str(res.exception)
+
+
+def test_typer_pretty_exceptions_are_off():
+    # typer's pretty tracebacks print local variables: private strings would reach the console
+    assert app.pretty_exceptions_enable is False
+
+
+def test_concurrent_force_writers_all_finish_and_leave_nothing(tmp_path):
+    from dp_vocab.outputs import MARKER, atomic_output_dir
+    target = tmp_path / "o"
+    failures = []
+
+    def writer(k):
+        for i in range(15):
+            try:
+                with atomic_output_dir(target, force=True) as tmp:
+                    (tmp / "vocab.txt").write_text(f"{k} {i}\n")
+                    (tmp / "sub").mkdir()
+                    (tmp / "sub" / "x").write_text("x")
+            except Exception as e:  # noqa: BLE001 - collected and asserted below
+                failures.append(repr(e))
+
+    threads = [threading.Thread(target=writer, args=(k,)) for k in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []
+    assert [p.name for p in tmp_path.iterdir()] == ["o"]            # no .tmp-* / .old-*
+    assert sorted(p.name for p in target.iterdir()) == [MARKER, "sub", "vocab.txt"]
+
+
+def test_concurrent_writers_without_force_one_wins_the_others_fail_cleanly(tmp_path):
+    from dp_vocab.errors import OutputError
+    from dp_vocab.outputs import atomic_output_dir
+    target = tmp_path / "o"
+    results = []
+    barrier = threading.Barrier(8)
+
+    def writer(k):
+        try:
+            with atomic_output_dir(target, force=False) as tmp:
+                (tmp / "vocab.txt").write_text(f"{k}\n")
+                barrier.wait()
+            results.append("ok")
+        except OutputError:
+            results.append("error")
+
+    threads = [threading.Thread(target=writer, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(results) == ["error"] * 7 + ["ok"]
+    assert [p.name for p in tmp_path.iterdir()] == ["o"]
+
+
+# ---- memory rows: a subprocess under an address-space limit, peak RSS against a normal run --
+# A normal small run needs about 0.6 GB of address space (numba/llvm); 2 GB catches the
+# multi-GB classes (Δ0 = 1e9: ~24 GB; one user's n-grams: 4.9 GB) with margin. The scaled-down
+# inputs below would add hundreds of MB to the peak RSS if the caps did not bound memory while
+# streaming; the bound allows 120 MB over a normal run.
+AS_LIMIT = 2 * 2 ** 30
+RSS_MARGIN_KB = 120 * 1024
+
+
+def _limited(argv: list[str], cwd: Path) -> tuple[int, str, int]:
+    """(exit code, stderr, peak RSS in KB) of the CLI run under the address-space limit."""
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (AS_LIMIT, AS_LIMIT))
+
+    env = {**os.environ, "MALLOC_ARENA_MAX": "2", "NUMBA_NUM_THREADS": "2",
+           "OMP_NUM_THREADS": "2"}
+    proc = subprocess.Popen([str(EXE), *argv], cwd=cwd, preexec_fn=limit, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    err = proc.stderr.read().decode("utf-8", "replace")
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return proc.returncode, err, usage.ru_maxrss
+
+
+@pytest.fixture(scope="module")
+def normal_rss(tmp_path_factory):
+    d = tmp_path_factory.mktemp("normal")
+    code, err, rss = _limited(run(recipe(d, users_jsonl(d)), "-o", str(d / "o")), d)
+    assert code == 0, err
+    return rss
+
+
+def _one_user_many_ngrams(d: Path) -> list[str]:
+    import random
+    rng = random.Random(1)
+    with open(d / "c.jsonl", "w", encoding="utf-8") as f:
+        for _ in range(200):
+            words = " ".join(f"w{rng.randrange(200_000)}" for _ in range(2000))
+            f.write(json.dumps({"user": "bot", "text": words}) + "\n")
+        for i in range(60):
+            f.write(json.dumps({"user": f"u{i}", "text": "the cat sat"}) + "\n")
+    return run(recipe(d, str(d / "c.jsonl"), items_args="n_max = 5\nmax_distinct_per_user = 1000"),
+               "-o", str(d / "out" / "o"))
+
+
+def _huge_csv_field(d: Path) -> list[str]:
+    with open(d / "c.csv", "wb") as f:
+        f.write(b"user,text\nu1,hello\nu2," + b"x " * (40 * 2 ** 20) + b"\n")
+    return run(recipe(d, str(d / "c.csv"), reader="csv"), "-o", str(d / "out" / "o"))
+
+
+def _huge_text_file(d: Path) -> list[str]:
+    (d / "docs").mkdir()
+    (d / "docs" / "big.txt").write_bytes(b"y " * (40 * 2 ** 20))
+    return run(recipe(d, str(d / "docs"), reader="text_folder",
+                      reader_args="max_file_bytes = 1000000"), "-o", str(d / "out" / "o"))
+
+
+def _huge_max_items(d: Path) -> list[str]:
+    return run(recipe(d, users_jsonl(d)), "-o", str(d / "out" / "o"),
+               "--mechanism.max_items_per_user", "1000000000")
+
+
+MEMORY = [
+    pytest.param(_one_user_many_ngrams, 0, None, id="one-user-many-distinct-ngrams"),
+    pytest.param(_huge_csv_field, 2, r"c\.csv:3: line longer than max_line_bytes",
+                 id="80MB-csv-field"),
+    pytest.param(_huge_text_file, 2, r"big\.txt: file longer than max_file_bytes",
+                 id="80MB-text-file"),
+    pytest.param(_huge_max_items, 2, r"max_items_per_user", id="max-items-per-user-1e9"),
+]
+
+
+@pytest.mark.parametrize("make,code,message", MEMORY)
+def test_memory_bound(make, code, message, tmp_path, normal_rss):
+    (tmp_path / "out").mkdir()
+    argv = make(tmp_path)
+    rc, err, rss = _limited(argv, tmp_path)
+    assert rc == code, err
+    assert "Traceback" not in err
+    if message:
+        assert_one_error_line(err, message)
+        assert list((tmp_path / "out").iterdir()) == []
+    assert rss <= normal_rss + RSS_MARGIN_KB, f"peak RSS {rss} KB vs a normal run {normal_rss} KB"
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["audit", "gw", "--runs", "abc"], r"Invalid value for '--runs'.*dp-vocab audit --help"),
+    (["run", "recipe.cfg"], r"Missing option '--output'"),
+    (["nope"], r"No such command 'nope'"),
+])
+def test_option_parsing_errors_are_one_line_too(argv, message, monkeypatch, capsys):
+    from dp_vocab.cli import main
+    monkeypatch.setattr(sys, "argv", ["dp-vocab", *argv])
+    with pytest.raises(SystemExit) as exc:
+        main()
+    assert exc.value.code == 2
+    assert_one_error_line(capsys.readouterr().err, message)
