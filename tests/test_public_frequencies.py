@@ -19,11 +19,11 @@ REPO = Path(__file__).resolve().parents[1]
 def test_gw_kt_defaults_to_wordfreq_for_its_language():
     en = make_mechanism("gw_kt", epsilon=1, delta=1e-5)
     assert en.params()["public_frequencies"] == "wordfreq:en"
-    assert en._rank["the"] == 0 and en._rank["college"] < en._rank["syzygy"]
+    assert en.public_rank["the"] == 0 and en.public_rank["college"] < en.public_rank["syzygy"]
     de = make_mechanism("gw_kt", epsilon=1, delta=1e-5, lang="de")
-    assert de.params()["public_frequencies"] == "wordfreq:de" and de._rank["der"] < 5
+    assert de.params()["public_frequencies"] == "wordfreq:de" and de.public_rank["der"] < 5
     explicit = make_mechanism("gw_kt", epsilon=1, delta=1e-5, public_frequencies="wordfreq:fr")
-    assert explicit._rank["de"] < 5
+    assert explicit.public_rank["de"] < 5
 
 
 @pytest.mark.parametrize("kwargs,field", [({"lang": "zz"}, "lang"),

@@ -63,7 +63,7 @@ CASES = {
     "top_k": lambda t: {"mechanism": mech("top_k", k=2)},
     "counts_stage": lambda t: {"mechanism": mech("policy_gaussian"),
                                "counts": {"@counts": "dp_vocab.discrete_laplace_counts.v1",
-                                          "epsilon": 12.0, "max_items_per_user": 1,
+                                          "epsilon": 12.0, "max_items_per_user": 3,
                                           "max_count": 1}},
     "dpne": lambda t: {"mechanism": mech("dpne", epsilon=3.0, max_n=2, eta=0.2)},
 }
