@@ -110,7 +110,7 @@ class DiscreteGaussianCounts(CountRelease):
 
 
 def check_counts_route(mechanism, counts) -> None:
-    if counts is not None and getattr(mechanism, "noisy_counts", False):
+    if counts is not None and mechanism.publishes_counts:
         raise ParameterError("counts", "a [counts] section together with "
                              "mechanism.noisy_counts = true", "one route for counts",
                              "Remove [counts] or set mechanism.noisy_counts = false.")

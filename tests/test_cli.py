@@ -228,3 +228,17 @@ def test_skip_mode_reports_skips_on_the_console_only(tmp_path):
     assert res.exit_code == 0, res.output
     assert "skipped 1 malformed line" in res.output and "c.jsonl:11" in res.output
     assert "skipped" not in (out / "privacy.json").read_text()
+
+
+def test_plan_reads_no_data_and_execute_does(tmp_path):
+    """run_recipe = plan → execute → report → write; the plan validates without reading."""
+    from dp_vocab.errors import CorpusError
+    from dp_vocab.recipes import execute, plan_run
+    bad = tmp_path / "c.jsonl"
+    bad.write_text("this is not json\n", encoding="utf-8")
+    plan = plan_run(QUICKSTART, tmp_path / "o", overrides={"paths.corpus": str(bad)})
+    assert [s.name for s in plan.ledger.stages] == ["selection"]
+    assert not (tmp_path / "o").exists()
+    with pytest.raises(CorpusError, match="c.jsonl:1"):
+        execute(plan)
+    assert not (tmp_path / "o").exists()

@@ -113,6 +113,15 @@ class Mechanism:
         """Noise scale / sensitivity of the noise part (for accounting); None if not additive."""
         return self.noise_scale if self.noise in ("laplace", "gaussian") else None
 
+    @property
+    def publishes_counts(self) -> bool:
+        """Whether the release carries noisy counts paid for by this stage itself."""
+        return False
+
+    def stages(self) -> list[Stage]:
+        """This mechanism's entries in the privacy ledger (one, unless it composes several)."""
+        return [self.stage("selection")]
+
     def stage(self, name: str = "selection") -> Stage:
         """This mechanism's entry in the privacy ledger."""
         return Stage(name=name, mechanism=self.registry_name, epsilon=self.epsilon,

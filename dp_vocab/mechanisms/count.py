@@ -65,6 +65,10 @@ class CountLaplace(Mechanism):
     def params(self):
         return {**super().params(), "noisy_counts": self.noisy_counts}
 
+    @property
+    def publishes_counts(self) -> bool:
+        return self.noisy_counts
+
     def stage(self, name: str = "selection") -> Stage:
         st = super().stage(name)
         if not self.noisy_counts:

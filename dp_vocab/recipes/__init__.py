@@ -283,14 +283,33 @@ def check_budget(cfg: Config, ledger: Ledger) -> dict:
     return {"epsilon": eps, "delta": delta, "declared": True}
 
 
-def run_recipe(recipe, output, overrides: dict[str, Any] | None = None, force: bool = False,
-               progress: Callable | None = None) -> RunResult:
-    """Run a recipe end to end and write the release atomically into ``output``.
+@dataclass(frozen=True)
+class Plan:
+    """A run, fully validated, before any private data is read: what to read and how, the
+    stages that read it (each in the ledger), the budget they fit, and where to write."""
 
-    Order: parse and validate everything (recipe, parameters, budget, output location), then
-    read private data, then release, then write all outputs at once.
-    """
-    from ..backends import BACKENDS, make_backend
+    cfg: Config
+    output: Path
+    force: bool
+    inputs: list[Path]              # the recipe and corpus: the output must not contain them
+    reader: Any
+    extractor: Any
+    mechanism: Any                  # the selection stage
+    counter: Any                    # the [counts] stage, or None
+    ledger: Ledger
+    budget: dict
+    exporters: list
+    run: dict                       # [run]: backend settings
+    random: Any                     # RandomSource: OS randomness, or seeded (stamped)
+    key: bytes | None               # the user-order key when given (research runs)
+
+
+def plan_run(recipe, output, overrides: dict[str, Any] | None = None,
+             force: bool = False) -> Plan:
+    """Parse and check everything a run needs (recipe, parameters, budget, exporters, output
+    location, corpus path); build the ledger. Reads no private data."""
+    from ..backends import BACKENDS
+    from ..bounding import check_key
     from ..privacy.noise import RandomSource
 
     cfg = load_recipe(recipe, overrides)
@@ -299,16 +318,14 @@ def run_recipe(recipe, output, overrides: dict[str, Any] | None = None, force: b
     staged = resolve_sections(cfg, ("mechanism", "counts"))
     mechanism, counter = staged["mechanism"], staged.get("counts")
     check_counts_route(mechanism, counter)
-    sequences = mechanism.input is Input.SEQUENCES
-    if sequences and counter is not None:
+    if mechanism.input is Input.SEQUENCES and counter is not None:
         raise RecipeError(f"recipe [counts]: {mechanism.registry_name} releases n-grams level by "
                           f"level; a separate count release is not supported for it")
-    stages = mechanism.stages() if hasattr(mechanism, "stages") else [mechanism.stage("selection")]
-    ledger = Ledger(stages + ([counter.stage("counts")] if counter else []))
+    ledger = Ledger(mechanism.stages() + ([counter.stage("counts")] if counter else []))
     budget = check_budget(cfg, ledger)
     objs = resolve_sections(cfg, ("items", "export"))
     extractor, exporters = objs["items"], _exporters(objs.get("export"))
-    has_counts = counter is not None or getattr(mechanism, "noisy_counts", False)
+    has_counts = counter is not None or mechanism.publishes_counts
     for e in exporters:
         if getattr(e, "needs_counts", False) and not has_counts:
             raise RecipeError(f"recipe [export]: {e.name} ({getattr(e, 'model', '')}) needs DP "
@@ -323,56 +340,84 @@ def run_recipe(recipe, output, overrides: dict[str, Any] | None = None, force: b
     seed = run["seed"]
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
         raise ParameterError("run.seed", seed, "null (OS randomness) or an integer >= 0")
-    random = RandomSource(seed)
-    key = run["key"]
-    if key is not None:
-        from ..bounding import check_key
-        key = check_key(key)
+    key = check_key(run["key"]) if run["key"] is not None else None
     reader = resolve_sections(cfg, ("corpus",))["corpus"]  # checks the corpus path exists
+    return Plan(cfg=cfg, output=Path(output), force=force, inputs=inputs, reader=reader,
+                extractor=extractor, mechanism=mechanism, counter=counter, ledger=ledger,
+                budget=budget, exporters=exporters, run=run, random=RandomSource(seed), key=key)
 
+
+def execute(plan: Plan, progress: Callable | None = None) -> tuple[Release, dict, dict]:
+    """Read the private data and run every stage of the ledger, in order. Returns the release
+    (with the ledger's composed guarantee), the backend's description and timings (operator
+    information: they scale with the data, so they are never written)."""
+    from ..backends import make_backend
+
+    backend = make_backend(plan.run)
     timings = {}
-    backend = make_backend(run)
     try:
         t0 = time.perf_counter()
-        itemsets = backend.load(reader, extractor, sequences, progress)
+        data = backend.load(plan.reader, plan.extractor,
+                            plan.mechanism.input is Input.SEQUENCES, progress)
+        # data: private user data where the backend keeps it (bounding.UserData)
         timings["extract_s"] = time.perf_counter() - t0
         t1 = time.perf_counter()
-        release = mechanism.release(itemsets, key=key, random=random)
-        if counter is not None:
+        release = plan.mechanism.release(data, key=plan.key, random=plan.random)
+        if plan.counter is not None:   # the [counts] stage, over the released vocabulary
             release = dataclasses.replace(
-                release, counts=counter.release_counts(itemsets, release.items, random),
-                counts_info=counter.info())
+                release, counts=plan.counter.release_counts(data, release.items, plan.random),
+                counts_info=plan.counter.info())
+        timings["release_s"] = time.perf_counter() - t1
+        del data
     finally:
         backend.close()
-    eps_total, delta_total, _ = ledger.total()
+    eps_total, delta_total, _ = plan.ledger.total()
     release = dataclasses.replace(release, epsilon=eps_total, delta=delta_total,
-                                  ledger=[s.to_dict() for s in ledger.stages])
-    timings["release_s"] = time.perf_counter() - t1
-    del itemsets
+                                  ledger=[s.to_dict() for s in plan.ledger.stages])
+    return release, backend.describe(), timings
 
+
+def report(plan: Plan, release: Release, backend: dict) -> dict:
+    """privacy.json: built here only, from the release, the parameters and public inputs."""
     record = {
         "library": {"name": "dp-vocab", "version": __version__},
         **release.to_privacy_record(),
-        "composition": ledger.to_dict(),
-        "budget": budget,
-        "user_order_key": "given in recipe (reproducible run)" if key is not None
+        "composition": plan.ledger.to_dict(),
+        "budget": plan.budget,
+        "user_order_key": "given in recipe (reproducible run)" if plan.key is not None
         else "fresh random key, not stored",
-        "corpus": reader.describe(),
-        "items": extractor.describe(),
-        "backend": backend.describe(),
+        "corpus": plan.reader.describe(),
+        "items": plan.extractor.describe(),
+        "backend": backend,
     }
     _assert_finite(record)
-    context = {"items": extractor.describe(), "output": str(Path(output).resolve())}
-    with atomic_output_dir(output, force, inputs) as tmp:
+    return record
+
+
+def write(plan: Plan, release: Release, record: dict) -> list[str]:
+    """Every output file, into a temporary directory renamed into place at the end."""
+    context = {"items": plan.extractor.describe(), "output": str(plan.output.resolve())}
+    with atomic_output_dir(plan.output, plan.force, plan.inputs) as tmp:
         files = []
-        for e in exporters:
+        for e in plan.exporters:
             files += e.export(release, tmp, context)
         write_json(tmp / "privacy.json", record)
-        cfg.to_disk(tmp / "recipe.cfg")
+        plan.cfg.to_disk(tmp / "recipe.cfg")
         files += ["privacy.json", "recipe.cfg"]
-    return RunResult(release=release, output=Path(output), files=files, record=record,
-                     timings=timings, skipped=getattr(reader, "skipped", 0),
-                     skip_reasons=list(getattr(reader, "skip_reasons", [])))
+    return files
+
+
+def run_recipe(recipe, output, overrides: dict[str, Any] | None = None, force: bool = False,
+               progress: Callable | None = None) -> RunResult:
+    """Run a recipe end to end: plan (validate everything, no data read) → execute (read, run
+    the ledger's stages) → report (privacy.json) → write (atomically into ``output``)."""
+    plan = plan_run(recipe, output, overrides, force)
+    release, backend, timings = execute(plan, progress)
+    record = report(plan, release, backend)
+    files = write(plan, release, record)
+    return RunResult(release=release, output=plan.output, files=files, record=record,
+                     timings=timings, skipped=getattr(plan.reader, "skipped", 0),
+                     skip_reasons=list(getattr(plan.reader, "skip_reasons", [])))
 
 
 def _input_paths(recipe, cfg: Config) -> list[Path]:
