@@ -101,6 +101,8 @@ def _check_path(path, kind: str = "file") -> Path:
 
 
 class _Reader:
+    max_line_bytes: int
+
     def __init__(self, path, on_error: str, kind: str = "file"):
         if kind == "file":
             self.files = _expand(path)
@@ -130,6 +132,28 @@ class _Reader:
                 yield f, stream
             self._finished_bytes += f.stat().st_size
         self._raw = self._stream = None
+
+    def _lines(self, stream):
+        """(line number, bytes) of each physical line of at most ``max_line_bytes``; a longer
+        one is reported (or, in skip mode, given as None) without ever being held whole."""
+        limit = self.max_line_bytes
+        readline = stream.readline
+        lineno = 0
+        while True:
+            line = readline(limit + 1)
+            if not line:
+                return
+            lineno += 1
+            if len(line) > limit and not line.endswith(b"\n"):
+                while True:  # drain the rest of the over-long line in bounded chunks
+                    rest = readline(limit + 1)
+                    if not rest or rest.endswith(b"\n"):
+                        break
+                self._bad(f"line longer than max_line_bytes = {limit} bytes; raise "
+                          f"max_line_bytes if such documents are expected", lineno)
+                yield lineno, None
+                continue
+            yield lineno, line
 
     def _bad(self, message: str, line: int | None = None, field: str | None = None,
              path: Path | None = None) -> None:
@@ -218,28 +242,6 @@ class JsonlReader(_Reader):
         self.user_field, self.text_field = user_field, text_field
         self.max_line_bytes = check_positive_int(max_line_bytes, "max_line_bytes")
 
-    def _lines(self, stream):
-        """Lines of at most max_line_bytes; a longer one is reported (or skipped) without ever
-        being held in memory whole."""
-        limit = self.max_line_bytes
-        readline = stream.readline
-        lineno = 0
-        while True:
-            line = readline(limit + 1)
-            if not line:
-                return
-            lineno += 1
-            if len(line) > limit and not line.endswith(b"\n"):
-                while True:  # drain the rest of the over-long line in bounded chunks
-                    rest = readline(limit + 1)
-                    if not rest or rest.endswith(b"\n"):
-                        break
-                self._bad(f"line longer than max_line_bytes = {limit} bytes; raise "
-                          f"max_line_bytes if such documents are expected", lineno)
-                yield lineno, None
-                continue
-            yield lineno, line
-
     def __iter__(self) -> Iterator[tuple[object, str]]:
         uf, tf = self.user_field, self.text_field
         loads = json.loads
@@ -314,25 +316,11 @@ class CsvReader(_Reader):
                 raise CorpusError(f"the compressed stream is corrupt or unreadable "
                                   f"({_decompress_reason(e)})", path=path) from None
 
-    def _lines(self, stream):
-        """Decoded physical lines (each at most max_line_bytes), so that a decoding error names
-        its own line and no line is ever held whole. An over-long line is reported; in skip
-        mode it is replaced by an empty line."""
-        limit = self.max_line_bytes
-        readline = stream.readline
-        lineno = 0
-        while True:
-            line = readline(limit + 1)
-            if not line:
-                return
-            lineno += 1
-            if len(line) > limit and not line.endswith(b"\n"):
-                while True:
-                    rest = readline(limit + 1)
-                    if not rest or rest.endswith(b"\n"):
-                        break
-                self._bad(f"line longer than max_line_bytes = {limit} bytes; raise "
-                          f"max_line_bytes if such documents are expected", lineno)
+    def _decoded_lines(self, stream):
+        """Decoded physical lines, so that a decoding error names its own line; an over-long
+        or undecodable line is reported and, in skip mode, replaced by an empty line."""
+        for lineno, line in self._lines(stream):
+            if line is None:
                 yield "\n"
                 continue
             try:
@@ -344,7 +332,7 @@ class CsvReader(_Reader):
     def _rows(self, path, stream) -> Iterator[tuple[object, str]]:
         # the field limit also bounds a quoted field that spans many lines
         csv.field_size_limit(self.max_line_bytes)
-        reader = csv.reader(self._lines(stream), delimiter=self.delimiter, strict=True)
+        reader = csv.reader(self._decoded_lines(stream), delimiter=self.delimiter, strict=True)
         try:
             header = next(reader)
         except StopIteration:

@@ -42,6 +42,7 @@ class Mechanism:
     support: ClassVar[str] = "positive"      # candidates: items with weight > 0 ("capped": all)
     sampling_modes: ClassVar[tuple[str, ...]] = ("uniform", "top")
     input: ClassVar[Input] = Input.ITEM_SETS  # what the backend loads for it
+    scope: ClassVar[str] = ""                 # "per round: ": the claim holds per stage
 
     epsilon: float
     delta: float
@@ -82,16 +83,16 @@ class Mechanism:
         """The sensitivity the proof establishes (parallel mechanisms: from their weighting)."""
         w = self.weighting
         if w is Weighting.COUNT:
-            return Sensitivity(Norm.L1, float(self.max_items_per_user), monotone=True,
-                               lone_item_power=0.0, exact=True,
-                               text="H(D) - H(D') = indicator of S_X: L1 <= Δ0, Linf <= 1")
-        if w is Weighting.L1:
-            return Sensitivity(Norm.L1, 1.0, monotone=True, lone_item_power=1.0, exact=True,
-                               text="L1 = 1 (only the removed user's items change)")
-        if w is Weighting.L2:
-            return Sensitivity(Norm.L2, 1.0, monotone=True, lone_item_power=0.5, exact=True,
-                               text="L2 = 1 (only the removed user's items change)")
-        raise NotImplementedError
+            norm, bound, text = Norm.L1, float(self.max_items_per_user), \
+                "H(D) - H(D') = indicator of S_X: L1 <= Δ0, Linf <= 1"
+        elif w is Weighting.L1:
+            norm, bound, text = Norm.L1, 1.0, "L1 = 1 (weights 1/k on the user's k items)"
+        elif w is Weighting.L2:
+            norm, bound, text = Norm.L2, 1.0, "L2 = 1 (weights 1/sqrt(k) on the user's k items)"
+        else:
+            raise NotImplementedError
+        return Sensitivity(norm, bound, monotone=True, lone_item_power=w.power, exact=True,
+                           text=self.scope + text)
 
     @property
     def claim(self) -> PrivacyClaim:

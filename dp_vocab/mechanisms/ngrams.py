@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import ndtri
 
-from ..bounding import Bounding, Input, Priority, UserData, check_key, derive_key
+from ..bounding import Bounding, Input, Priority, UserData, Weighting, check_key, derive_key
 from ..errors import ParameterError
 from ..itemsets import item_hashes
 from ..privacy import calibrate
@@ -31,7 +31,6 @@ from ..privacy.params import check_positive_int
 from ..release import Release
 from ..sequences import CandidateJoin, Gram
 from .base import Mechanism
-from .claim import Norm, Sensitivity
 
 
 @dataclass(frozen=True, kw_only=True, repr=False)
@@ -51,11 +50,8 @@ class DPNE(Mechanism):
     name = "dpne"
     summary = "DPNE n-gram levels up to max_n, exact candidate counts and spurious sampling"
     noise = "gaussian"
-
-    def sensitivity(self) -> Sensitivity:  # of each level, given the earlier levels' output
-        return Sensitivity(Norm.L2, 1.0, monotone=True, lone_item_power=0.5, exact=True,
-                           text="per level: L2 <= 1 (weights 1/sqrt(k) on <= Δ0 candidates "
-                                "of the level)")
+    weighting = Weighting.L2   # of each level's candidates (the levels weigh them)
+    scope = "per level (given the earlier levels' output, over the level's candidates): "
     input = Input.SEQUENCES
 
     max_n: int = 5

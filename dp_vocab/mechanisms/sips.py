@@ -14,7 +14,6 @@ from ..privacy.noise import RandomSource, bernoulli, gaussian_release_probabilit
 from ..privacy.params import check_positive_int
 from ..release import Release
 from .base import Mechanism
-from .claim import Norm, Sensitivity
 
 
 @dataclass(frozen=True, kw_only=True, repr=False)
@@ -33,11 +32,7 @@ class DPSIPS(Mechanism):
     name = "dp_sips"
     summary = "DP-SIPS: R weighted-Gaussian rounds, geometric budget, released items removed"
     noise = "gaussian"
-
-    def sensitivity(self) -> Sensitivity:  # of each round, given the earlier rounds' output
-        return Sensitivity(Norm.L2, 1.0, monotone=True, lone_item_power=0.5, exact=True,
-                           text="per round: L2 = 1 (weights 1/sqrt(k) on the user's remaining "
-                                "items)")
+    scope = "per round (given the earlier rounds' output, over the items not yet released): "
 
     rounds: int = 3
     allocation: float = 0.3
