@@ -137,6 +137,7 @@ def atomic_output_dir(path, force: bool = False, protect: Iterable = ()) -> Iter
     try:
         parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=parent))
+        os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp's 0700 would hide the release from others
         yield tmp
         write_json(tmp / MARKER, {"library": "dp-vocab", "version": __version__,
                                   "files": sorted(_tree(tmp))})
@@ -178,3 +179,9 @@ def write_json(path: Path, obj) -> None:
     with open(path, "w", encoding="utf-8") as f:
         json.dump(obj, f, indent=2, ensure_ascii=False, sort_keys=False)
         f.write("\n")
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

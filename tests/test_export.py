@@ -17,7 +17,7 @@ from tokenizers import Tokenizer, decoders, models
 from dp_vocab import ItemSets, make_mechanism
 from dp_vocab.counts import DiscreteGaussianCounts, DiscreteLaplaceCounts
 from dp_vocab.errors import ParameterError
-from dp_vocab.export.hf import PUBLIC_ALPHABET, STYLES, HFTokenizerExporter
+from dp_vocab.export.hf import BYTE_PIECES, PUBLIC_ALPHABET, STYLES, HFTokenizerExporter
 from dp_vocab.export.spacy import SpacyExporter
 from dp_vocab.privacy.noise import RandomSource
 from dp_vocab.release import Release
@@ -60,7 +60,7 @@ def surface(piece: str) -> str:
 
 def public_or_derived(piece: str, special, byte_level: bool) -> bool:
     core = surface(piece)
-    if piece in special or core == "" or core in PUBLIC_ALPHABET:
+    if piece in special or core == "" or core in PUBLIC_ALPHABET or piece in BYTE_PIECES:
         return True
     if byte_level and len(piece) == 1:  # one of the 256 public byte symbols
         return True
@@ -88,6 +88,9 @@ def test_tokenizer_json_round_trip(tmp_path, model, style):
     assert "stanford" in "".join(enc.tokens)  # normaliser: NFKC + lower-casing
     if model in ("wordlevel", "wordpiece"):
         assert all(w in vocab for w in WORDS) and "stanford" in enc.tokens
+    if style in ("gpt2", "sentencepiece", "t5"):  # lossless: bytes for unseen characters
+        other = "café naïve 😀 — ∑ tab\there"
+        assert tok.decode(tok.encode(other).ids) == other
     if style != "gpt2":  # byte-level BPE has no unknown token at all
         unk = exp.style.roles["unk_token"]
         assert tok.token_to_id(unk) not in tok.encode(KNOWN, add_special_tokens=False).ids

@@ -202,11 +202,18 @@ class _Reader:
 
 
 def _decompress_reason(e: BaseException) -> str:
+    """What is wrong, by kind only: the library's own text can quote the file's bytes."""
     if isinstance(e, EOFError):
         return "it ends early: truncated"
+    if isinstance(e, gzip.BadGzipFile):
+        return "not a valid gzip stream (wrong header or checksum)"
+    if isinstance(e, zlib.error):
+        return "invalid deflate data"
+    if isinstance(e, lzma.LZMAError):
+        return "invalid xz/lzma data"
     if isinstance(e, OSError) and e.strerror:
         return e.strerror
-    return str(e).splitlines()[0] if str(e) else type(e).__name__
+    return f"{type(e).__name__}: invalid compressed data"
 
 
 def _check_text(reader: _Reader, text, field: str, line: int | None) -> str | None:
@@ -261,7 +268,8 @@ class JsonlReader(_Reader):
                         if not line.strip():
                             continue  # blank lines carry nothing
                         # e.msg and the column describe the syntax, never quote the line
-                        self._bad(f"not valid JSON ({e.msg} at column {e.colno})", lineno)
+                        reason = e.msg.removesuffix(" at")   # "Invalid control character at"
+                        self._bad(f"not valid JSON ({reason}, column {e.colno})", lineno)
                         continue
                     except ValueError:
                         self._bad("not valid JSON", lineno)

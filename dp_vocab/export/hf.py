@@ -107,9 +107,15 @@ def _surface(item: str, items: dict) -> str:
 PUBLIC_ALPHABET = string.ascii_letters + string.digits + string.punctuation
 
 
-def _alphabet(words) -> list[str]:
-    """The characters of the released items, plus the public ASCII alphabet."""
-    return sorted({ch for w in words for ch in w} | set(PUBLIC_ALPHABET))
+def _alphabet(words, items: dict) -> list[str]:
+    """The characters of the released items, plus the public ASCII alphabet as the normaliser
+    leaves it (no upper case after lower-casing: such pieces could never be used)."""
+    public = PUBLIC_ALPHABET.lower() if items.get("lowercase", True) else PUBLIC_ALPHABET
+    return sorted({ch for w in words for ch in w} | set(public))
+
+
+# Unigram's byte fallback: a character no piece covers is spelt as its UTF-8 bytes (public)
+BYTE_PIECES = [f"<0x{b:02X}>" for b in range(256)]
 
 
 def _check_int(name: str, value, minimum: int) -> int:
@@ -189,14 +195,13 @@ class HFTokenizerExporter:
             vocab = {t: i for i, t in enumerate(self.special_tokens + words)}
             tok = Tokenizer(models.WordLevel(vocab, unk_token=self.unk))
         elif self.model == "wordpiece":
-            tok = Tokenizer(models.WordPiece(self._wordpiece_vocab(words), unk_token=self.unk,
+            tok = Tokenizer(models.WordPiece(self._wordpiece_vocab(words, items), unk_token=self.unk,
                                              max_input_chars_per_word=100))
         elif self.model == "unigram":
             vocab = self._unigram_vocab(release, words, items)
             unk = self.unk
             unk_id = None if unk is None else self.special_tokens.index(unk)
-            tok = Tokenizer(models.Unigram(vocab, unk_id=unk_id,
-                                           byte_fallback=False))
+            tok = Tokenizer(models.Unigram(vocab, unk_id=unk_id, byte_fallback=True))
         else:
             tok = self._train_byte_level_bpe(release, words, items)
         tok.normalizer = _normalizer(items)
@@ -205,7 +210,9 @@ class HFTokenizerExporter:
             tok.decoder = decoders.WordPiece(prefix="##", cleanup=True)
         elif self.style.pieces == "metaspace":
             tok.pre_tokenizer = pre_tokenizers.Metaspace(METASPACE, prepend_scheme="always")
-            tok.decoder = decoders.Metaspace(METASPACE, prepend_scheme="always")
+            tok.decoder = decoders.Sequence([  # ▁ → space, bytes → characters, one string
+                decoders.Replace(METASPACE, " "), decoders.ByteFallback(), decoders.Fuse(),
+                decoders.Strip(" ", 1, 0)])
         else:
             tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
             tok.decoder = decoders.ByteLevel()
@@ -221,10 +228,10 @@ class HFTokenizerExporter:
             tok.post_processor = processors.ByteLevel(trim_offsets=False)
         return tok
 
-    def _wordpiece_vocab(self, words: list[str]) -> dict[str, int]:
+    def _wordpiece_vocab(self, words: list[str], items: dict) -> dict[str, int]:
         pieces = self.special_tokens + words
         have = set(pieces)
-        for ch in _alphabet(words):
+        for ch in _alphabet(words, items):
             for p in (ch, "##" + ch):
                 if p not in have:
                     pieces.append(p)
@@ -254,10 +261,14 @@ class HFTokenizerExporter:
             if piece not in have:
                 vocab.append((piece, score))
                 have.add(piece)
-        for ch in [METASPACE] + _alphabet(weight):
+        for ch in [METASPACE] + _alphabet(weight, items):
             if ch not in have:
                 vocab.append((ch, floor))
                 have.add(ch)
+        for b in BYTE_PIECES:   # below every character: used only for what nothing else covers
+            if b not in have:
+                vocab.append((b, floor - 10.0))
+                have.add(b)
         return vocab
 
     def _train_byte_level_bpe(self, release: Release, words: list[str], items: dict):

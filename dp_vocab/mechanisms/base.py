@@ -72,8 +72,15 @@ class Mechanism:
     def registry_name(self) -> str:
         return f"dp_vocab.{self.name}.v{self.version}"
 
+    # (ε, δ, Δ0) → (noise scale, threshold ρ), for mechanisms calibrated by one function
+    calibration: ClassVar[staticmethod[[float, float, int], tuple[float, float]] | None] = None
+
     def _calibrate(self) -> None:
-        raise NotImplementedError
+        if self.calibration is None:
+            raise NotImplementedError
+        scale, rho = self.calibration(self.epsilon, self.delta, self.max_items_per_user)
+        self._set("noise_scale", scale)
+        self._set("threshold", rho)
 
     def params(self) -> dict:
         return {"epsilon": self.epsilon, "delta": self.delta,

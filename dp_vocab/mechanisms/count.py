@@ -122,10 +122,7 @@ class CountGaussian(Mechanism):
     def noise_multiplier(self):
         return self.noise_scale / math.sqrt(self.max_items_per_user)  # L2 sensitivity √Δ0
 
-    def _calibrate(self):
-        sigma, rho = calibrate.count_gaussian(self.epsilon, self.delta, self.max_items_per_user)
-        self._set("noise_scale", sigma)
-        self._set("threshold", rho)
+    calibration = staticmethod(calibrate.count_gaussian)
 
 
 __all__ = ["CountGaussian", "CountLaplace"]

@@ -27,10 +27,8 @@ class _Policy(Mechanism):
         self._set("alpha", check_nonnegative(self.alpha, "alpha"))
 
     def _calibrate(self):
-        scale, rho = self._scale_threshold()
-        self._set("noise_scale", scale)
-        self._set("threshold", rho)
-        self._set("cutoff", rho + self.alpha * scale)
+        super()._calibrate()
+        self._set("cutoff", self.threshold + self.alpha * self.noise_scale)
 
     def params(self):
         return {**super().params(), "alpha": self.alpha}
@@ -62,8 +60,7 @@ class PolicyLaplace(_Policy):
                                 "(l1-contractive L1-descent)")
 
 
-    def _scale_threshold(self):
-        return calibrate.policy_laplace(self.epsilon, self.delta, self.max_items_per_user)
+    calibration = staticmethod(calibrate.policy_laplace)
 
     def _weights(self, bounded, n_items):
         return _kernels.l1_descent(bounded.order, bounded.indptr, bounded.items, n_items,
@@ -91,8 +88,7 @@ class PolicyGaussian(_Policy):
 
     alpha: float = 5.0
 
-    def _scale_threshold(self):
-        return calibrate.policy_gaussian(self.epsilon, self.delta, self.max_items_per_user)
+    calibration = staticmethod(calibrate.policy_gaussian)
 
     def _weights(self, bounded, n_items):
         return _kernels.l2_descent(bounded.order, bounded.indptr, bounded.items, n_items,

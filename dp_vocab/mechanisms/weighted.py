@@ -26,12 +26,7 @@ class WeightedLaplace(Mechanism):
     weighting = Weighting.L1
     summary = "each user spreads weight 1 over its items (L1), Laplace noise"
     noise = "laplace"
-
-    def _calibrate(self):
-        b, rho = calibrate.policy_laplace(self.epsilon, self.delta, self.max_items_per_user)
-        self._set("noise_scale", b)
-        self._set("threshold", rho)
-
+    calibration = staticmethod(calibrate.policy_laplace)  # ρ as Policy Laplace's: weights 1/t
 
 
 @dataclass(frozen=True, kw_only=True, repr=False)
@@ -48,9 +43,5 @@ class WeightedGaussian(Mechanism):
     weighting = Weighting.L2
     summary = "each user spreads L2 norm 1 over its items, Gaussian noise"
     noise = "gaussian"
-
-    def _calibrate(self):
-        sigma, rho = calibrate.policy_gaussian(self.epsilon, self.delta, self.max_items_per_user)
-        self._set("noise_scale", sigma)
-        self._set("threshold", rho)
+    calibration = staticmethod(calibrate.policy_gaussian)  # weights 1/√t, as Policy Gaussian
 
