@@ -45,7 +45,7 @@ def main() -> None:
     print(f"\nDPNE ε={args.epsilon:g} δ={args.delta:g} Δ0={args.dpne_max_items}/level, "
           f"T={args.max_n}: {len(rel):,} n-grams in {dt:.1f} s")
     for lv in rel.details["levels"]:
-        print(f"  n={lv['n']}: {lv['released']:>7,} released ({lv['spurious']} spurious)")
+        print(f"  n={lv['n']}: {lv['released']:>7,} released")
     by_n = {}
     for g in rel.items:
         by_n.setdefault(len(g.split(" ")), []).append(g)

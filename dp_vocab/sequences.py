@@ -93,15 +93,22 @@ def _level_itemsets(corpus: TokenCorpus, cand: np.ndarray, pos_user: np.ndarray,
     Returns (ItemSets over this level's present candidates, their sorted int64 keys)."""
     valid = np.flatnonzero(cand >= 0)
     users, keys_at = pos_user[valid].astype(np.int64), cand[valid]
-    order = np.lexsort((keys_at, users))          # by user, then key: any number of users
-    users, keys_at = users[order], keys_at[order]
-    new = np.ones(users.size, dtype=bool)
-    new[1:] = (users[1:] != users[:-1]) | (keys_at[1:] != keys_at[:-1])
-    starts = np.flatnonzero(new)
-    counts = np.diff(np.append(starts, users.size))
-    keys, item_ids = np.unique(keys_at[starts], return_inverse=True)
+    span = int(keys_at.max()) + 1 if keys_at.size else 1
+    if corpus.n_users < (2 ** 62) // span:   # (user, key) packed in one int64: one sort
+        pairs, counts = np.unique(users * span + keys_at, return_counts=True)
+        users, keys_at = pairs // span, pairs % span
+    else:                                    # too many for one word: sort by both
+        order = np.lexsort((keys_at, users))
+        users, keys_at = users[order], keys_at[order]
+        new = np.ones(users.size, dtype=bool)
+        new[1:] = (users[1:] != users[:-1]) | (keys_at[1:] != keys_at[:-1])
+        starts = np.flatnonzero(new)
+        counts = np.diff(np.append(starts, users.size))
+        users, keys_at = users[starts], keys_at[starts]
+    # (users, keys_at): distinct (user, candidate) pairs sorted by user; counts: occurrences
+    keys, item_ids = np.unique(keys_at, return_inverse=True)
     indptr = np.zeros(corpus.n_users + 1, dtype=np.int64)
-    np.cumsum(np.bincount(users[starts], minlength=corpus.n_users), out=indptr[1:])
+    np.cumsum(np.bincount(users, minlength=corpus.n_users), out=indptr[1:])
     vocab = Vocabulary(names_of(keys))
     return ItemSets(vocab, corpus.user_ids, indptr, item_ids.astype(np.int32),
                     np.minimum(counts, 2 ** 31 - 1)), keys
@@ -190,12 +197,17 @@ class TokenLevels:
         """Positive level-n weights (user weights 1/√k on ≤ Δ0 candidates each)."""
         join_str = self.joiner.join
         self._cand = cand = self._candidates(n)
-        level, keys = _level_itemsets(self.corpus, cand, self.pos_user,
-                                      lambda ks: [join_str(g) for g in self._grams_of(n, ks)])
-        b = level.bounded_rows(key, self.bounding).bounded   # item ids index ``keys``
+        grams: list[Gram] = []
+
+        def names_of(keys: np.ndarray) -> list[str]:
+            grams.extend(self._grams_of(n, keys))
+            return [join_str(g) for g in grams]
+
+        level, _ = _level_itemsets(self.corpus, cand, self.pos_user, names_of)
+        b = level.bounded_rows(key, self.bounding).bounded   # item ids index ``grams``
         w = user_weights(b, len(level.vocab), Weighting.L2)
         pos = np.flatnonzero(w > 0)
-        return self._grams_of(n, keys[pos]), w[pos]
+        return [grams[i] for i in pos.tolist()], w[pos]
 
     def replay(self, released: list[list[Gram]]) -> "TokenLevels":
         """Set S_1..S_m from the released levels in turn (a fresh partition on a worker)."""
