@@ -28,7 +28,7 @@ def measure(backend_name: str, corpus: Path, workers: int, mechanism: str) -> No
     from dp_vocab import make_mechanism
     from dp_vocab.backends import make_backend
     from dp_vocab.corpora import JsonlReader
-    from dp_vocab.text.extract import ItemExtractor
+    from dp_vocab.text.items import ItemExtractor
     from dp_vocab.text.tokenizers import RegexTokenizer
 
     backend = make_backend({"backend": backend_name, "n_workers": workers})

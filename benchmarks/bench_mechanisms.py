@@ -122,7 +122,7 @@ def main() -> None:
     from dp_vocab.extraction import extract_itemsets
     from dp_vocab.mechanisms import load_public_frequencies
     from dp_vocab.privacy.noise import RandomSource
-    from dp_vocab.text.extract import ItemExtractor
+    from dp_vocab.text.items import ItemExtractor
     from dp_vocab.text.tokenizers import RegexTokenizer
 
     t0 = time.perf_counter()

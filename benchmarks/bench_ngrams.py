@@ -16,7 +16,7 @@ from pathlib import Path
 from dp_vocab import make_mechanism
 from dp_vocab.corpora import JsonlReader
 from dp_vocab.extraction import extract_itemsets, extract_sequences
-from dp_vocab.text.extract import ItemExtractor
+from dp_vocab.text.items import ItemExtractor
 from dp_vocab.text.tokenizers import RegexTokenizer
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "corpora"

@@ -23,7 +23,7 @@ import numpy as np
 from .bounding import Input
 from .errors import CorpusError, ParameterError
 from .itemsets import ItemSets, Vocabulary
-from .outputs import atomic_output_dir, check_output_dir, write_json
+from .output_dir import atomic_output_dir, check_output_dir, write_json
 
 NON_PRIVATE = "NON-PRIVATE"
 HOLDER_THRESHOLDS = (5, 20, 100)
@@ -63,7 +63,7 @@ class Evaluation:
 def _load(source, progress, sequences: bool = False):
     from .corpora import JsonlReader
     from .extraction import extract_itemsets, extract_sequences
-    from .text.extract import ItemExtractor
+    from .text.items import ItemExtractor
     from .text.tokenizers import RegexTokenizer
     if isinstance(source, ItemSets):
         if sequences:

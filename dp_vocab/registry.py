@@ -75,7 +75,7 @@ def hf_pre_tokenizer(kind: str = "whitespace"):
 def item_extractor(tokenizer, n_min: int = 1, n_max: int = 1, lowercase: bool = True,
                    nfkc: bool = True, max_length: int = 50, joiner: str = " ",
                    max_distinct_per_user: int = 100_000):
-    from .text.extract import ItemExtractor
+    from .text.items import ItemExtractor
     return ItemExtractor(tokenizer, n_min=n_min, n_max=n_max, lowercase=lowercase, nfkc=nfkc,
                          max_length=max_length, joiner=joiner,
                          max_distinct_per_user=max_distinct_per_user)
@@ -156,7 +156,7 @@ def spacy_exporter(lang: str = "en", pipeline: bool = True):
 
 @registry.counts("dp_vocab.discrete_laplace_counts.v1")
 def discrete_laplace_counts(epsilon: float, max_items_per_user: int = 100, max_count: int = 5):
-    from .counts import DiscreteLaplaceCounts
+    from .count_release import DiscreteLaplaceCounts
     return DiscreteLaplaceCounts(epsilon, max_items_per_user=max_items_per_user,
                                  max_count=max_count)
 
@@ -164,6 +164,6 @@ def discrete_laplace_counts(epsilon: float, max_items_per_user: int = 100, max_c
 @registry.counts("dp_vocab.discrete_gaussian_counts.v1")
 def discrete_gaussian_counts(epsilon: float, delta: float, max_items_per_user: int = 100,
                              max_count: int = 5):
-    from .counts import DiscreteGaussianCounts
+    from .count_release import DiscreteGaussianCounts
     return DiscreteGaussianCounts(epsilon, delta, max_items_per_user=max_items_per_user,
                                   max_count=max_count)

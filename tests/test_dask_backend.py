@@ -17,7 +17,7 @@ from dp_vocab.backends.dask import DaskBackend  # noqa: E402
 from dp_vocab.corpora import JsonlReader  # noqa: E402
 from dp_vocab.privacy.noise import RandomSource  # noqa: E402
 from dp_vocab.recipes import run_recipe  # noqa: E402
-from dp_vocab.text.extract import ItemExtractor  # noqa: E402
+from dp_vocab.text.items import ItemExtractor  # noqa: E402
 from dp_vocab.text.tokenizers import RegexTokenizer  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]

@@ -14,7 +14,7 @@ from dp_vocab.extraction import extract_sequences
 from dp_vocab.mechanisms.claim import Norm
 from dp_vocab.privacy import calibrate
 from dp_vocab.privacy.noise import RandomSource, gumbel
-from dp_vocab.text.extract import ItemExtractor
+from dp_vocab.text.items import ItemExtractor
 from dp_vocab.text.tokenizers import RegexTokenizer
 
 EXTRACT = ItemExtractor(RegexTokenizer())

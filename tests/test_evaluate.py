@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from dp_vocab import ItemSets, evaluate
 from dp_vocab.cli import app
-from dp_vocab.outputs import MARKER
+from dp_vocab.output_dir import MARKER
 from dp_vocab.evaluate import write_report
 
 SAMPLE = Path(__file__).resolve().parents[1] / "corpora" / "reddit_college_sample.jsonl.gz"

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from tokenizers import Tokenizer, decoders, models
 
 from dp_vocab import ItemSets, make_mechanism
-from dp_vocab.counts import DiscreteGaussianCounts, DiscreteLaplaceCounts
+from dp_vocab.count_release import DiscreteGaussianCounts, DiscreteLaplaceCounts
 from dp_vocab.errors import ParameterError
 from dp_vocab.export.hf import BYTE_PIECES, PUBLIC_ALPHABET, STYLES, HFTokenizerExporter
 from dp_vocab.export.spacy import SpacyExporter

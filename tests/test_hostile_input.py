@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from dp_vocab.corpora import JsonlReader
 from dp_vocab.errors import CorpusError
 from dp_vocab.itemsets import ItemSetsBuilder
-from dp_vocab.text.extract import ItemExtractor
+from dp_vocab.text.items import ItemExtractor
 from dp_vocab.text.tokenizers import RegexTokenizer
 
 REPO = Path(__file__).resolve().parents[1]

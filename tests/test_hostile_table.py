@@ -563,7 +563,7 @@ def test_typer_pretty_exceptions_are_off():
 
 
 def test_concurrent_force_writers_all_finish_and_leave_nothing(tmp_path):
-    from dp_vocab.outputs import MARKER, atomic_output_dir
+    from dp_vocab.output_dir import MARKER, atomic_output_dir
     target = tmp_path / "o"
     failures = []
 
@@ -589,7 +589,7 @@ def test_concurrent_force_writers_all_finish_and_leave_nothing(tmp_path):
 
 def test_concurrent_writers_without_force_one_wins_the_others_fail_cleanly(tmp_path):
     from dp_vocab.errors import OutputError
-    from dp_vocab.outputs import atomic_output_dir
+    from dp_vocab.output_dir import atomic_output_dir
     target = tmp_path / "o"
     results = []
     barrier = threading.Barrier(8)

@@ -15,7 +15,7 @@ from dp_vocab.export.plain import PlainExporter
 from dp_vocab.export.spacy import SpacyExporter
 from dp_vocab.privacy.noise import RandomSource
 from dp_vocab.recipes import run_recipe
-from dp_vocab.text.extract import ItemExtractor
+from dp_vocab.text.items import ItemExtractor
 from dp_vocab.text.tokenizers import HFPreTokenizer, RegexTokenizer, SpacyTokenizer
 
 REPO = Path(__file__).resolve().parents[1]

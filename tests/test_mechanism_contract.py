@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from dp_vocab import ItemSets, make_mechanism
 from dp_vocab.bounding import Input
 from dp_vocab.mechanisms import MECHANISMS
-from dp_vocab.mechanisms.claim import Norm
+from dp_vocab.mechanisms.claim import Norm, Support
 from dp_vocab.bounding import user_order
 from dp_vocab.privacy.noise import RandomSource
 
@@ -19,17 +19,16 @@ ALPHABET = [f"w{i}" for i in range(10)]
 PUBLIC = {f"w{i}": float(10 - i) for i in range(5)}  # w5..w9 are missing from the public table
 
 
+# each mechanism's own parameters beyond (ε, δ, Δ0); "tight" cases add those that make users fill
+# items so that caps and cascades engage (a tiny cutoff Γ)
+EXTRA = {"gw_kt": {"public_frequencies": PUBLIC}, "top_k": {"k": 2}}
+TIGHT_EXTRA = {name: {"alpha": 0.5} for name in ("policy_laplace", "policy_gaussian", "gw", "gw_kt")}
+
+
 def params(name, tight):
-    """``tight``: tiny cutoff Γ so that users fill items and the caps and cascades engage."""
     p = dict(epsilon=8.0, delta=0.4, max_items_per_user=3) if tight else \
         dict(epsilon=3.0, delta=1e-5, max_items_per_user=4)
-    if name in ("policy_laplace", "policy_gaussian", "gw", "gw_kt") and tight:
-        p["alpha"] = 0.5
-    if name == "gw_kt":
-        p["public_frequencies"] = PUBLIC
-    if name == "top_k":
-        p["k"] = 2
-    return p
+    return {**p, **EXTRA.get(name, {}), **(TIGHT_EXTRA.get(name, {}) if tight else {})}
 
 
 ITEMSET_MECHANISMS = [n for n, cls in MECHANISMS.items()
@@ -82,7 +81,7 @@ def test_sensitivity_and_caps_on_neighbours(name, tight, db, key, data):
     newly = set(h) - set(hp)
     assert set(hp) <= set(h)
     assert newly <= unique_x  # only X's capped items held by nobody else become candidates
-    if mech.support == "positive":
+    if mech.support is Support.POSITIVE:
         assert newly == unique_x
 
     # the oracle is the mechanism's own claim (proof: the .md file beside its module)

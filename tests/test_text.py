@@ -3,7 +3,7 @@
 import pytest
 
 from dp_vocab.errors import ParameterError
-from dp_vocab.text.extract import ItemExtractor
+from dp_vocab.text.items import ItemExtractor
 from dp_vocab.text.tokenizers import HFPreTokenizer, RegexTokenizer, SpacyTokenizer
 
 

@@ -172,7 +172,7 @@ def evaluate(source: Path = typer.Argument(..., help="JSONL corpus or recipe (.c
 
     from ..evaluate import evaluate as run_eval
     from ..evaluate import write_report
-    from ..outputs import check_output_dir
+    from ..output_dir import check_output_dir
     from ..recipes import parse_override_value
     from .display import ReadProgress
 

@@ -25,7 +25,7 @@ from ..privacy.noise import (RandomSource, bernoulli, gaussian_release_probabili
                              laplace_release_probability)
 from ..privacy.params import check_choice, check_delta, check_epsilon, check_positive_int
 from ..release import Release
-from .claim import Norm, PrivacyClaim, Sensitivity
+from .claim import Noise, Norm, PrivacyClaim, Sensitivity, Support
 
 @dataclass(frozen=True, kw_only=True, repr=False)
 class Mechanism:
@@ -38,8 +38,8 @@ class Mechanism:
     name: ClassVar[str]
     summary: ClassVar[str]                   # one line for `dp-vocab mechanisms`
     version: ClassVar[int] = 1
-    noise: ClassVar[str]                     # "laplace" | "gaussian" | "optimal"
-    support: ClassVar[str] = "positive"      # candidates: items with weight > 0 ("capped": all)
+    noise: ClassVar[Noise]
+    support: ClassVar[Support] = Support.POSITIVE
     sampling_modes: ClassVar[tuple[str, ...]] = ("uniform", "top")
     input: ClassVar[Input] = Input.ITEM_SETS  # what the backend loads for it
     scope: ClassVar[str] = ""                 # "per round: ": the claim holds per stage
@@ -164,7 +164,7 @@ class Mechanism:
         return user_weights(bounded, n_items, self.weighting)
 
     def _candidates(self, bounded: Bounded, weights: np.ndarray) -> np.ndarray:
-        if self.support == "capped":
+        if self.support is Support.CAPPED:
             mask = np.zeros(weights.size, dtype=bool)
             mask[bounded.items] = True
             return np.flatnonzero(mask)
@@ -172,7 +172,7 @@ class Mechanism:
 
     def _histogram(self, data: UserData, key: bytes) -> ItemWeights:
         """Candidates and weights in canonical order (by item hash), whatever the backend."""
-        if self.weighting is not None and self.support == "positive":
+        if self.weighting is not None and self.support is Support.POSITIVE:
             return data.weight_sums(key, self.bounding, self.weighting).canonical()
         rows = data.bounded_rows(key, self.bounding)
         weights = self._weights(rows.bounded, rows.n_items)

@@ -13,6 +13,22 @@ class Norm(enum.Enum):
     L2 = "L2"
 
 
+class Noise(str, enum.Enum):
+    """The noise of a release decision (a str, so records print its value)."""
+
+    LAPLACE = "laplace"
+    GAUSSIAN = "gaussian"
+    OPTIMAL = "optimal"     # the optimal one-item keep probability π* (no additive noise)
+    OTHER = "other"         # composed of other stages (top-k)
+
+
+class Support(enum.Enum):
+    """Which items are release candidates."""
+
+    POSITIVE = "positive"   # items with positive weight
+    CAPPED = "capped"       # every item in some user's capped set, zero weights included (GW)
+
+
 @dataclass(frozen=True)
 class Sensitivity:
     """How far one user (added or removed) moves the pre-noise histogram H, for one order key.
@@ -40,7 +56,7 @@ class PrivacyClaim:
     epsilon: float
     delta: float
     sensitivity: Sensitivity
-    noise: str            # laplace | gaussian | optimal | other
+    noise: Noise
     noise_scale: float    # Laplace b, Gaussian σ (of the first round or level, if several)
     threshold: float      # ρ
 

@@ -17,7 +17,7 @@ from ..privacy import calibrate
 from ..privacy.accounting import Stage
 from ..privacy.noise import discrete_laplace
 from .base import Mechanism
-from .claim import Norm, Sensitivity
+from .claim import Noise, Norm, Sensitivity
 
 
 @dataclass(frozen=True, kw_only=True, repr=False)
@@ -39,7 +39,7 @@ class CountLaplace(Mechanism):
     name = "count_laplace"
     weighting = Weighting.COUNT
     summary = "user counts with per-user cap Δ0, Laplace noise"
-    noise = "laplace"
+    noise = Noise.LAPLACE
 
     noisy_counts: bool = False
 
@@ -111,7 +111,7 @@ class CountGaussian(Mechanism):
     name = "count_gaussian"
     weighting = Weighting.COUNT
     summary = "user counts with per-user cap Δ0, analytic Gaussian noise"
-    noise = "gaussian"
+    noise = Noise.GAUSSIAN
 
     def sensitivity(self) -> Sensitivity:
         return Sensitivity(Norm.L2, math.sqrt(self.max_items_per_user), monotone=True,

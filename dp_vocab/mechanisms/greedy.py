@@ -28,7 +28,7 @@ from ..privacy.params import check_nonnegative
 from ..bounding import Bounded, Bounding, Priority
 from . import _kernels
 from .base import Mechanism
-from .claim import Norm, Sensitivity
+from .claim import Noise, Norm, Sensitivity, Support
 
 
 @dataclass(frozen=True, kw_only=True, repr=False)
@@ -48,8 +48,8 @@ class GW(Mechanism):
 
     name = "gw"
     summary = "repaired greedy without sampling: fill own most frequent items first"
-    noise = "laplace"
-    support = "capped"
+    noise = Noise.LAPLACE
+    support = Support.CAPPED
     sampling_modes = ("top",)
 
     sampling: str = field(default="top", init=False)

@@ -31,6 +31,7 @@ from ..privacy.params import check_positive_int
 from ..release import Release
 from ..sequences import CandidateJoin, Gram
 from .base import Mechanism
+from .claim import Noise
 
 
 @dataclass(frozen=True, kw_only=True, repr=False)
@@ -49,7 +50,7 @@ class DPNE(Mechanism):
 
     name = "dpne"
     summary = "DPNE n-gram levels up to max_n, exact candidate counts and spurious sampling"
-    noise = "gaussian"
+    noise = Noise.GAUSSIAN
     weighting = Weighting.L2   # of each level's candidates (the levels weigh them)
     scope = "per level (given the earlier levels' output, over the level's candidates): "
     input = Input.SEQUENCES

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from ..bounding import Weighting
 from ..privacy import calibrate
 from .base import Mechanism
+from .claim import Noise
 
 
 @dataclass(frozen=True, kw_only=True, repr=False)
@@ -32,7 +33,7 @@ class PartitionOptimal(Mechanism):
     name = "partition_optimal"
     weighting = Weighting.COUNT
     summary = "optimal keep-probability π*(n) (Desfontaines et al.), best at Δ0 = 1"
-    noise = "optimal"
+    noise = Noise.OPTIMAL
     sampling_modes = ("uniform",)
 
     max_items_per_user: int = 1

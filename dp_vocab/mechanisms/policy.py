@@ -14,7 +14,7 @@ from ..privacy import calibrate
 from ..privacy.params import check_nonnegative
 from . import _kernels
 from .base import Mechanism
-from .claim import Norm, Sensitivity
+from .claim import Noise, Norm, Sensitivity
 
 
 @dataclass(frozen=True, kw_only=True, repr=False)
@@ -51,7 +51,7 @@ class PolicyLaplace(_Policy):
     """
 
     name = "policy_laplace"
-    noise = "laplace"
+    noise = Noise.LAPLACE
     summary = "Gopi et al. L1-descent policy; cutoff Γ = ρ + α/ε"
 
     def sensitivity(self) -> Sensitivity:
@@ -79,7 +79,7 @@ class PolicyGaussian(_Policy):
     """
 
     name = "policy_gaussian"
-    noise = "gaussian"
+    noise = Noise.GAUSSIAN
     summary = "Gopi et al. L2-descent policy; cutoff Γ = ρ + α·σ"
 
     def sensitivity(self) -> Sensitivity:

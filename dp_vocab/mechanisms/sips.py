@@ -14,6 +14,7 @@ from ..privacy.noise import RandomSource, bernoulli, gaussian_release_probabilit
 from ..privacy.params import check_positive_int
 from ..release import Release
 from .base import Mechanism
+from .claim import Noise
 
 
 @dataclass(frozen=True, kw_only=True, repr=False)
@@ -31,7 +32,7 @@ class DPSIPS(Mechanism):
 
     name = "dp_sips"
     summary = "DP-SIPS: R weighted-Gaussian rounds, geometric budget, released items removed"
-    noise = "gaussian"
+    noise = Noise.GAUSSIAN
     scope = "per round (given the earlier rounds' output, over the items not yet released): "
 
     rounds: int = 3

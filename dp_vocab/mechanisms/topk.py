@@ -18,7 +18,7 @@ from ..privacy.noise import RandomSource, gumbel
 from ..privacy.params import check_positive_int
 from ..release import Release
 from .base import Mechanism
-from .claim import Sensitivity
+from .claim import Noise, Sensitivity
 from .count import CountGaussian, CountLaplace
 from .greedy import GW
 from .partition import PartitionOptimal
@@ -47,7 +47,7 @@ class TopK(Mechanism):
 
     name = "top_k"
     summary = "exactly k items: private candidates, then one-shot Gumbel top-k by user counts"
-    noise = "other"
+    noise = Noise.OTHER
 
     def sensitivity(self) -> Sensitivity:  # the histogram is stage A's; stage B: see topk.md
         a = self.stage_a.sensitivity()

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from ..bounding import Weighting
 from ..privacy import calibrate
 from .base import Mechanism
+from .claim import Noise
 
 
 @dataclass(frozen=True, kw_only=True, repr=False)
@@ -25,7 +26,7 @@ class WeightedLaplace(Mechanism):
     name = "weighted_laplace"
     weighting = Weighting.L1
     summary = "each user spreads weight 1 over its items (L1), Laplace noise"
-    noise = "laplace"
+    noise = Noise.LAPLACE
     calibration = staticmethod(calibrate.policy_laplace)  # ρ as Policy Laplace's: weights 1/t
 
 
@@ -42,6 +43,6 @@ class WeightedGaussian(Mechanism):
     name = "weighted_gaussian"
     weighting = Weighting.L2
     summary = "each user spreads L2 norm 1 over its items, Gaussian noise"
-    noise = "gaussian"
+    noise = Noise.GAUSSIAN
     calibration = staticmethod(calibrate.policy_gaussian)  # weights 1/√t, as Policy Gaussian
 

@@ -91,7 +91,7 @@ def gaussian_release_probability(weights: np.ndarray, threshold: float, sigma: f
     return np.exp(log_ndtr(z))
 
 
-# ---- discrete noise values (published counts: count.md, counts.md) -------------------------
+# ---- discrete noise values (published counts: count.md, count_release.md) -------------------------
 # Integer noise built from exact Bernoulli draws only. The success probabilities are doubles
 # (relative error ~1e-16 against their real values), which changes ε by about that much (mechanisms/README.md §7).
 

@@ -22,11 +22,11 @@ from confection import Config, ConfigValidationError
 
 from ..version import __version__
 from ..errors import DPVocabError, ParameterError, RecipeError
-from ..outputs import atomic_output_dir, check_output_dir, write_json
+from ..output_dir import atomic_output_dir, check_output_dir, write_json
 from ..bounding import Input
 from ..privacy.accounting import Ledger
 from ..privacy.params import check_delta, check_epsilon
-from ..counts import check_counts_route
+from ..count_release import check_counts_route
 from ..release import Release
 
 REQUIRED_SECTIONS = ("corpus", "items", "mechanism")

@@ -1,4 +1,4 @@
-"""Noisy counts over a public vocabulary: a separate, budgeted release. Proof: counts.md.
+"""Noisy counts over a public vocabulary: a separate, budgeted release. Proof: count_release.md.
 
 Once the vocabulary V is released it is public, so counting over V needs no threshold and no δ for
 the support. Each user contributes min(c_u(w), C) for at most k of its items in V (its most
