@@ -359,3 +359,13 @@ def test_noisy_counts_threshold_is_exact():
     r = m.release(d, random=RandomSource(2))
     assert r.items == ["a"] and abs(r.counts["a"] - 400) < 200
     assert r.to_privacy_record()["noisy_counts"]["noise"] == "discrete_laplace"
+
+
+def test_a_word_as_extra_special_token_is_refused_before_reading(tmp_path):
+    from dp_vocab.recipes import run_recipe
+    with pytest.raises(ParameterError, match=r"export.special_tokens: expected tokens that text "
+                                             r"cannot produce as a word, got 'the'"):
+        run_recipe(REPO / "recipes" / "private-wordpiece.cfg", tmp_path / "o",
+                   overrides={"export.special_tokens": ["<url>", "the"],
+                              "paths.corpus": str(tmp_path / "not-read.jsonl")})
+    assert not (tmp_path / "o").exists()

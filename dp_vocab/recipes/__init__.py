@@ -331,6 +331,7 @@ def plan_run(recipe, output, overrides: dict[str, Any] | None = None,
             raise RecipeError(f"recipe [export]: {e.name} ({getattr(e, 'model', '')}) needs DP "
                               f"counts: add a [counts] section or set mechanism.noisy_counts = "
                               f"true (count_laplace). Nothing was read or written.")
+    _check_special_tokens(exporters, extractor)
     run = cfg["run"]
     if run["backend"] not in BACKENDS:
         raise ParameterError("run.backend", run["backend"], " or ".join(map(repr, BACKENDS)))
@@ -418,6 +419,17 @@ def run_recipe(recipe, output, overrides: dict[str, Any] | None = None, force: b
     return RunResult(release=release, output=plan.output, files=files, record=record,
                      timings=timings, skipped=getattr(plan.reader, "skipped", 0),
                      skip_reasons=list(getattr(plan.reader, "skip_reasons", [])))
+
+
+def _check_special_tokens(exporters: list, extractor) -> None:
+    """An extra special token that the extractor yields as one item (a word such as "the")
+    would also match inside text ("theory" → "the" + ...): refuse it before reading data."""
+    for e in exporters:
+        for token in getattr(e, "extra_special_tokens", []):
+            if extractor(token) == [extractor.normalize(token)]:
+                raise ParameterError("export.special_tokens", token,
+                                     "tokens that text cannot produce as a word",
+                                     "Wrap it in brackets, e.g. \"<" + token + ">\".")
 
 
 def _input_paths(recipe, cfg: Config) -> list[Path]:
