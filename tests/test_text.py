@@ -41,3 +41,16 @@ def test_ngrams_do_not_cross_documents_or_long_tokens():
     assert only_bigrams("one") == []
     with pytest.raises(ParameterError, match="n_max"):
         ItemExtractor(RegexTokenizer(), n_min=3, n_max=2)
+
+
+def test_spacy_tokenizer_cuts_only_pathological_runs():
+    """A 40,000-emoji run (spaCy's affix search is quadratic in it: minutes) is cut into pieces
+    of MAX_RUN before spaCy sees it; ordinary text tokenizes exactly as spaCy does."""
+    import spacy
+
+    from dp_vocab.text.tokenizers import MAX_RUN, SpacyTokenizer
+    tok = SpacyTokenizer("en")
+    text = "I'm sure it's fine, don't worry: see https://example.com/a?b=c."
+    assert tok(text) == [t.text for t in spacy.blank("en").tokenizer(text) if not t.is_space]
+    assert tok("ok " + "🤔" * 40_000 + " end") == ["ok"] + ["🤔"] * 40_000 + ["end"]
+    assert tok("x" * (MAX_RUN + 1)) == ["x" * MAX_RUN, "x"]

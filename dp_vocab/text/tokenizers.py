@@ -48,10 +48,24 @@ class SpacyTokenizer:
         self.lang = lang
 
     def __call__(self, text: str) -> list[str]:
+        if _LONG_RUN.search(text):  # spaCy's affix search is quadratic in a run's length
+            text = _LONG_RUN.sub(_cut_run, text)
         return [t.text for t in self._tokenizer(text) if not t.is_space]
 
     def describe(self) -> dict:
-        return {"tokenizer": "spacy", "lang": self.lang}
+        return {"tokenizer": "spacy", "lang": self.lang, "max_run": MAX_RUN}
+
+
+# A whitespace-free run longer than this is cut into pieces of this length before spaCy sees it:
+# 38,000 emoji in a row took spaCy 170 s; real words are far shorter (and tokens over max_length
+# are dropped anyway), so only such runs tokenize differently.
+MAX_RUN = 256
+_LONG_RUN = re.compile(r"\S{%d,}" % (MAX_RUN + 1))
+
+
+def _cut_run(m: re.Match) -> str:
+    run = m.group(0)
+    return " ".join(run[i:i + MAX_RUN] for i in range(0, len(run), MAX_RUN))
 
 
 HF_PRE_TOKENIZERS = ("whitespace", "whitespace_split", "bert", "byte_level", "metaspace")
