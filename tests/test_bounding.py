@@ -47,3 +47,14 @@ def test_no_collision_means_no_tie_table():
     its = ItemSets.from_user_items([("u", ["a", "b", "c"])])
     assert its.vocab.ties().size == 1   # the common case costs one uniqueness check
     assert np.unique(its.vocab.hashes()).size == 3
+
+
+def test_dask_merge_tells_items_apart_by_both_hashes():
+    """Rows merged from partitions identify items by two hashes: two items sharing the first
+    one stay two items."""
+    from dp_vocab.backends.dask import _unique_rows
+    rows = np.array([[5, 1], [3, 9], [5, 2], [3, 9], [5, 1]], dtype=np.uint64)
+    uniq, ids = _unique_rows(rows)
+    assert uniq.tolist() == [[3, 9], [5, 1], [5, 2]] and ids.tolist() == [1, 0, 2, 0, 1]
+    uniq, ids = _unique_rows(rows[[0, 1, 3]])   # no shared first hash: the one-sort path
+    assert uniq.tolist() == [[3, 9], [5, 1]] and ids.tolist() == [1, 0, 0]

@@ -126,10 +126,22 @@ def _merge_rows(parts) -> tuple[Bounded, np.ndarray]:
     indptr = np.zeros(lengths.size + 1, dtype=np.int64)
     np.cumsum(new_len, out=indptr[1:])
     take = np.repeat(starts[:-1][order] - indptr[:-1], new_len) + np.arange(indptr[-1])
-    uniq, ids = np.unique(idents[take], axis=0, return_inverse=True)
+    uniq, ids = _unique_rows(idents[take])
     bounded = Bounded(np.arange(lengths.size, dtype=np.int64), indptr,
-                      ids.reshape(-1).astype(np.int32), np.ones(ids.size, dtype=np.int32))
+                      ids.astype(np.int32), np.ones(ids.size, dtype=np.int32))
     return bounded, uniq   # rows already in keyed order; uniq: (n_items, 2) identities
+
+
+def _unique_rows(idents: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted distinct (first hash, second hash) rows and each row's index among them. One
+    sort on the first hash when it alone tells the items apart (the usual case)."""
+    first, inverse = np.unique(idents[:, 0], return_inverse=True)
+    second = np.zeros(first.size, dtype=np.uint64)
+    second[inverse] = idents[:, 1]
+    if np.array_equal(second[inverse], idents[:, 1]):   # no two items share a first hash
+        return np.stack([first, second], axis=1), inverse.reshape(-1)
+    uniq, inverse = np.unique(idents, axis=0, return_inverse=True)
+    return uniq, inverse.reshape(-1)
 
 
 def _strings_of(its: ItemSets, wanted: frozenset) -> dict[tuple[int, int], str]:
