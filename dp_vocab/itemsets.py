@@ -260,7 +260,7 @@ class _CappedUser:
     def prune(self) -> None:
         if len(self.counts) <= self.cap:
             return
-        keep = sorted(self.counts, key=self.hashes.__getitem__)[:self.cap]
+        keep = sorted(self.counts, key=lambda w: (self.hashes[w], w))[:self.cap]  # ties: string
         self.threshold = self.hashes[keep[-1]]
         self.counts = {w: self.counts[w] for w in keep}
         self.hashes = {w: self.hashes[w] for w in keep}
@@ -387,10 +387,13 @@ class ItemSetsBuilder:
         starts = np.searchsorted(rows, over)
         for u, s in zip(over.tolist(), starts.tolist()):
             e = s + int(per_user[u])
-            h = hashes[(keys[s:e] & 0xFFFFFFFF)]
-            order = np.argsort(h, kind="stable")
+            ids = (keys[s:e] & 0xFFFFFFFF).tolist()
+            h = hashes[ids].tolist()
+            strings = self.vocab.strings
+            # smallest hashes, ties by the item string (never by interning order)
+            order = sorted(range(e - s), key=lambda j: (h[j], strings[ids[j]]))
             keep[s:e] = False
-            keep[s + order[:self._max_distinct]] = True
+            keep[[s + j for j in order[:cap]]] = True
         return keys[keep], counts[keep]
 
     def build(self) -> ItemSets:

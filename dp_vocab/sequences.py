@@ -110,6 +110,8 @@ def _level_itemsets(corpus: TokenCorpus, cand: np.ndarray, pos_user: np.ndarray,
     indptr = np.zeros(corpus.n_users + 1, dtype=np.int64)
     np.cumsum(np.bincount(users, minlength=corpus.n_users), out=indptr[1:])
     vocab = Vocabulary(names_of(keys))
+    if len(vocab) != keys.size:   # joining must be one-to-one (the extractor's joiner rule)
+        raise ValueError("two level candidates share a name: the joiner occurs inside tokens")
     return ItemSets(vocab, corpus.user_ids, indptr, item_ids.astype(np.int32),
                     np.minimum(counts, 2 ** 31 - 1)), keys
 

@@ -168,3 +168,21 @@ def test_unknown_mechanism_lists_the_known_ones():
     from dp_vocab.errors import ParameterError
     with pytest.raises(ParameterError, match="policy_gaussian"):
         make_mechanism("greedy_by_gap", epsilon=1, delta=1e-5)
+
+
+@pytest.mark.parametrize("name,tight", CASES, ids=IDS)
+def test_threshold_covers_the_claimed_lone_user(name, tight):
+    """The calibration matches the claim: a lone user's t ≤ Δ0 items, weighted as the claim
+    says (t^-p each, or at most one of them positive ≤ 1), are released with probability at
+    most the δ the threshold is paid for, by the mechanism's own release probability."""
+    mech = make_mechanism(name, **params(name, tight))
+    claim = mech.claim.sensitivity
+    assert claim.lone_item_power is not None or claim.lone_items_positive is not None, (
+        f"{name}: the claim must say what a lone user's items weigh")
+    for t in range(1, mech.max_items_per_user + 1):
+        if claim.lone_item_power is not None:
+            w = np.full(t, float(t) ** -claim.lone_item_power)
+        else:
+            w = np.array([1.0] * claim.lone_items_positive + [0.0] * t)[:t]
+        p = mech.release_probability(w)
+        assert 1 - np.prod(1 - p) <= mech.delta_threshold * (1 + 1e-9), (t, p)

@@ -66,15 +66,30 @@ CASES = {
                                           "epsilon": 12.0, "max_items_per_user": 3,
                                           "max_count": 1}},
     "dpne": lambda t: {"mechanism": mech("dpne", epsilon=3.0, max_n=2, eta=0.2)},
+    # every exporter's files too (Unigram needs the published counts)
+    "exports": lambda t: {"mechanism": mech("count_laplace", epsilon=30.0, max_items_per_user=3,
+                                            noisy_counts=True),
+                          "export": {
+                              "hf": {"@exporters": "dp_vocab.hf_tokenizer.v1", "model": "unigram",
+                                     "classic_files": True},
+                              "spacy": {"@exporters": "dp_vocab.spacy.v1", "lang": "en",
+                                        "pipeline": True}}},
 }
+
+
+# X also holds a common item, so the released items' exact weights differ between D and D'
+# (a record that leaked them would differ); with published counts the counts themselves differ,
+# so there X holds only its own items (else no release would be seen under both)
+X_SHARES = {"count_laplace_noisy": False, "counts_stage": False, "exports": False}
 
 
 def corpus_lines(case: str, with_x: bool) -> list[dict]:
     if case == "dpne":  # the reviewers' repro: "b b" is held by X alone
         docs = [{"user": f"u{i}", "text": "a b a a"} for i in range(200)]
-        return docs + ([{"user": "x", "text": "b b"}] if with_x else [])
+        return docs + ([{"user": "x", "text": "b b a"}] if with_x else [])
     docs = [{"user": f"u{i}", "text": "the cat sat"} for i in range(300)]
-    return docs + ([{"user": "x", "text": "xylophonist zebu"}] if with_x else [])
+    x_text = "the xylophonist zebu" if X_SHARES.get(case, True) else "xylophonist zebu"
+    return docs + ([{"user": "x", "text": x_text}] if with_x else [])
 
 
 def record_of(out: Path, result) -> str:
@@ -82,8 +97,7 @@ def record_of(out: Path, result) -> str:
              if p.is_file()}
     console = Console(file=io.StringIO(), width=200, color_system=None)
     console.print(summary_table(result))
-    return json.dumps({k: v.decode("utf-8", "replace") for k, v in files.items()}) + \
-        console.file.getvalue()
+    return repr(sorted(files.items())) + console.file.getvalue()   # raw bytes
 
 
 @pytest.mark.parametrize("case", list(CASES))

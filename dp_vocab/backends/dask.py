@@ -36,8 +36,9 @@ def _cap_distinct(c: Counter, cap: int | None) -> Counter:
     if cap is None or len(c) <= cap:
         return c
     items = list(c)
-    keep = np.argsort(item_hashes(items), kind="stable")[:cap]
-    return Counter({items[i]: c[items[i]] for i in keep.tolist()})
+    h = item_hashes(items).tolist()
+    keep = sorted(range(len(items)), key=lambda i: (h[i], items[i]))[:cap]  # ties: the string
+    return Counter({items[i]: c[items[i]] for i in keep})
 
 
 def _tokenize(docs, extractor):

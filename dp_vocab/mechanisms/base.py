@@ -135,7 +135,13 @@ class Mechanism:
         return Stage(name=name, mechanism=self.registry_name, epsilon=self.epsilon,
                      delta=self.delta, noise=self.noise if self.noise_multiplier else "other",
                      noise_multiplier=self.noise_multiplier,
-                     delta_threshold=self.delta / 2 if self.noise == "gaussian" else self.delta)
+                     delta_threshold=self.delta_threshold)
+
+    @property
+    def delta_threshold(self) -> float:
+        """The part of δ that bounds a lone user's items passing the threshold (δ/2 beside a
+        Gaussian noise part, all of δ beside a pure one)."""
+        return self.delta / 2 if self.noise == "gaussian" else self.delta
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.params().items() if not isinstance(v, dict))

@@ -109,6 +109,10 @@ class TopK(Mechanism):
                   delta=0.0 if self.pick_route == "pure" else self.delta / 2, noise="other")
         return [self.stage_a.stage("candidates"), b]
 
+    @property
+    def delta_threshold(self) -> float:   # the candidate stage decides what may appear
+        return self.stage_a.delta_threshold
+
     def stage(self, name: str = "selection") -> Stage:
         a, b = self.stages()
         return Stage(name=name, mechanism=self.registry_name, epsilon=a.epsilon + b.epsilon,

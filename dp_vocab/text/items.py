@@ -26,8 +26,9 @@ class ItemExtractor:
     ``max_length`` characters is dropped and splits the token stream, so no n-gram spans it.
     N-grams never cross document boundaries; their tokens are joined by ``joiner``. Wherever
     tokens are joined (n_max > 1, and the token runs of level-wise n-gram mechanisms), a token
-    that contains the joiner is dropped the same way, so that a joined string has exactly one
-    reading ("a_b" + "c" and "a" + "b_c" would both give "a_b_c" with joiner "_").
+    that contains a character of the joiner is dropped the same way, so that a joined string
+    has exactly one reading ("a_b" + "c" and "a" + "b_c" would both give "a_b_c" with joiner
+    "_").
     """
 
     def __init__(self, tokenizer: Callable[[str], list[str]], n_min: int = 1, n_max: int = 1,
@@ -45,6 +46,7 @@ class ItemExtractor:
                 or _LONE_SURROGATE.search(joiner)):
             raise ParameterError("joiner", joiner, "a non-empty string without line breaks")
         self.joiner = joiner
+        self._joiner_chars = tuple(dict.fromkeys(joiner))
         # memory bound for hostile users; far above any Δ0 (kept: smallest item hashes)
         self.max_distinct_per_user = check_positive_int(max_distinct_per_user,
                                                         "max_distinct_per_user")
@@ -64,7 +66,9 @@ class ItemExtractor:
         return tokens
 
     def _breaks(self, token: str) -> bool:
-        return len(token) > self.max_length or self.joiner in token
+        # any character of the joiner, not the joiner alone: with "::", "a:" + "b" and
+        # "a" + ":b" would both join to "a:::b"
+        return len(token) > self.max_length or any(ch in token for ch in self._joiner_chars)
 
     def runs(self, text: str) -> list[list[str]]:
         """Normalised tokens of one document, split where an over-long token or a token
