@@ -58,3 +58,20 @@ def test_dask_merge_tells_items_apart_by_both_hashes():
     assert uniq.tolist() == [[3, 9], [5, 1], [5, 2]] and ids.tolist() == [1, 0, 2, 0, 1]
     uniq, ids = _unique_rows(rows[[0, 1, 3]])   # no shared first hash: the one-sort path
     assert uniq.tolist() == [[3, 9], [5, 1]] and ids.tolist() == [1, 0, 0]
+
+
+@pytest.mark.parametrize("first", ["a", "b"])
+def test_distinct_cap_breaks_hash_ties_by_the_string(a_and_b_share_a_hash, first):
+    """A user over max_distinct_per_user keeps its smallest-hash items. "a" and "b" share a hash
+    and the cap (1) falls between them: "a" < "b" decides, whichever arrives (or merges) first."""
+    from collections import Counter
+
+    from dp_vocab.backends.dask import _cap_distinct
+    from dp_vocab.itemsets import ItemSetsBuilder
+    docs = [[first], ["b" if first == "a" else "a"]]
+    builder = ItemSetsBuilder(max_distinct_per_user=1)
+    for doc in docs:
+        builder.add("u", doc)
+    assert list(builder.build().to_dict()["u"]) == ["a"]
+    partial = [Counter(doc) for doc in docs]   # Dask merges users' parts in any order
+    assert list(_cap_distinct(partial[0] + partial[1], 1)) == ["a"]

@@ -54,3 +54,12 @@ def test_spacy_tokenizer_cuts_only_pathological_runs():
     assert tok(text) == [t.text for t in spacy.blank("en").tokenizer(text) if not t.is_space]
     assert tok("ok " + "🤔" * 40_000 + " end") == ["ok"] + ["🤔"] * 40_000 + ["end"]
     assert tok("x" * (MAX_RUN + 1)) == ["x" * MAX_RUN, "x"]
+
+
+def test_multi_character_joiner_keeps_names_one_to_one():
+    """With joiner "::", "a:" + "b" and "a" + ":b" would both join to "a:::b": tokens holding
+    any character of the joiner are dropped where tokens are joined."""
+    ex = ItemExtractor(str.split, n_max=2, joiner="::")
+    items = ex("a: b a :b c")
+    assert items == ["b", "a", "b::a", "c"]
+    assert all(":" not in t for run in ex.runs("a: b a :b c") for t in run)
