@@ -170,7 +170,8 @@ def test_unknown_mechanism_lists_the_known_ones():
         make_mechanism("greedy_by_gap", epsilon=1, delta=1e-5)
 
 
-@pytest.mark.parametrize("name,tight", CASES, ids=IDS)
+@pytest.mark.parametrize("name,tight", CASES + [("dpne", t) for t in (True, False)],
+                         ids=IDS + ["dpne-tight", "dpne-default"])
 def test_threshold_covers_the_claimed_lone_user(name, tight):
     """The calibration matches the claim: a lone user's t ≤ Δ0 items, weighted as the claim
     says (t^-p each, or at most one of them positive ≤ 1), are released with probability at
