@@ -17,7 +17,7 @@ from itertools import islice
 import numpy as np
 
 from .bounding import (Bounding, BoundedRows, ItemWeights, NgramLevels, Weighting, bound,
-                       string_ties, user_weights)
+                       string_ties, user_keys, user_weights)
 from .errors import CorpusError, ParameterError
 
 
@@ -178,10 +178,11 @@ class ItemSets:
     # -- what mechanisms ask of user data (the ``bounding.UserData`` protocol) ------------------
     def bounded_rows(self, key: bytes, bounding: Bounding) -> BoundedRows:
         hashes = self.vocab.hashes()
-        b = bound(self.user_ids, self.indptr, self.items, self.counts, self.vocab.strings,
-                  hashes, self.vocab.ties(), key, bounding)
+        words, seeds = user_keys(self.user_ids, key)
+        b = bound(self.indptr, self.items, self.counts, self.vocab.strings,
+                  hashes, self.vocab.ties(), (words, seeds), bounding)
         strings = self.vocab.strings
-        return BoundedRows(b, hashes, lambda ids: [strings[i] for i in ids.tolist()])
+        return BoundedRows(b, hashes, lambda ids: [strings[i] for i in ids.tolist()], words)
 
     def weight_sums(self, key: bytes, bounding: Bounding, weighting: Weighting,
                     exclude: frozenset[str] = frozenset()) -> ItemWeights:

@@ -14,8 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..bounding import (Bounded, Bounding, BoundedRows, ItemWeights, Weighting, keyed_order,
-                        user_keys)
+from ..bounding import (Bounded, Bounding, BoundedRows, ItemWeights, Weighting, keyed_order)
 from ..errors import ParameterError
 from ..itemsets import (ItemSets, ItemSetsBuilder, item_hashes, needs_item_sets,
                         needs_sequences)
@@ -109,9 +108,8 @@ def _identities(its: ItemSets, ids: np.ndarray) -> np.ndarray:
 def _rows_of(its: ItemSets, key: bytes, bounding: Bounding):
     """One partition's bounded rows as numbers only: order words, row lengths, item
     identities (two 64-bit hashes)."""
-    b = its.bounded_rows(key, bounding)
-    words, _ = user_keys(its.user_ids, key)
-    return words, np.diff(b.bounded.indptr), _identities(its, b.bounded.items)
+    b = its.bounded_rows(key, bounding)   # its order words: the users' HMACs, computed once
+    return b.order_words, np.diff(b.bounded.indptr), _identities(its, b.bounded.items)
 
 
 def _merge_rows(parts) -> tuple[Bounded, np.ndarray]:

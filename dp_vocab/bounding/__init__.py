@@ -102,12 +102,13 @@ def string_ties(strings: Sequence[str], hashes: np.ndarray) -> np.ndarray:
 _NO_TIE = np.zeros(1, dtype=np.int64)
 
 
-def bound(user_ids: list, indptr: np.ndarray, items: np.ndarray, counts: np.ndarray,
-          strings: Sequence[str], hashes: np.ndarray, ties: np.ndarray, key: bytes,
-          bounding: Bounding) -> Bounded:
+def bound(indptr: np.ndarray, items: np.ndarray, counts: np.ndarray,
+          strings: Sequence[str], hashes: np.ndarray, ties: np.ndarray,
+          keys: tuple[np.ndarray, np.ndarray], bounding: Bounding) -> Bounded:
     """Keyed user order and per-user caps (``_kernels.bound_rows`` documents the priorities);
-    ``ties`` from ``string_ties``."""
-    order, seeds = user_order(user_ids, key)
+    ``ties`` from ``string_ties``, ``keys`` the users' (order words, seeds) from ``user_keys``."""
+    words, seeds = keys
+    order = keyed_order(words)
     out_ptr, pos = _kernels.bound_rows(indptr, items, counts, seeds, hashes, ties,
                                        bounding.ranks(strings), bounding.max_items,
                                        int(bounding.priority), bounding.ordered)
@@ -150,6 +151,7 @@ class BoundedRows:
     bounded: Bounded
     hashes: np.ndarray
     names_of: Callable[[np.ndarray], list[str]]
+    order_words: np.ndarray | None = None   # (n_users, 3) uint64: merge rows held apart
 
     @property
     def n_items(self) -> int:
