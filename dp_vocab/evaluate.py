@@ -22,10 +22,10 @@ import numpy as np
 
 from .bounding import Input
 from .errors import CorpusError, ParameterError
+from .heldout import NON_PRIVATE
 from .itemsets import ItemSets, Vocabulary
 from .output_dir import atomic_output_dir, check_output_dir, write_json
 
-NON_PRIVATE = "NON-PRIVATE"
 HOLDER_THRESHOLDS = (5, 20, 100)
 
 
@@ -42,6 +42,8 @@ class Evaluation:
     vocab: Vocabulary | None = field(default=None, repr=False)
 
     def table(self):
+        """The released sizes; below them, when present, the NON-PRIVATE utility columns."""
+        from rich.console import Group
         from rich.table import Table
         t = Table(title="dp-vocab evaluate: released size (mean ± sd over repeats)")
         for col in ("mechanism", "ε", "δ", "Δ0", "released", "time (s)"):
@@ -57,10 +59,21 @@ class Evaluation:
                        f"held by ≥ {k} users: {np_[f'held_by_at_least_{k}']:,}"
                        for k in HOLDER_THRESHOLDS))
         t.caption = caption
-        return t
+        extra = [c for c in UTILITY_COLUMNS if any(f"{c}_mean" in r for r in self.summary)]
+        if not extra:
+            return t
+        u = Table(title=f"[bold red]{NON_PRIVATE}[/] utility (means; tok/w NP: a non-private "
+                        f"vocabulary of the same size)")
+        for col in ("mechanism", "ε", "Δ0", *(_SHORT[c] for c in extra)):
+            u.add_column(col, justify="right" if col != "mechanism" else "left")
+        for row in self.summary:
+            u.add_row(row["mechanism"], f"{row['epsilon']:g}", str(row["max_items_per_user"]),
+                      *(f"{row[f'{c}_mean']:.4g}" if f"{c}_mean" in row else "" for c in extra))
+        return Group(t, u)
 
 
 def _load(source, progress, sequences: bool = False):
+    """(item sets or token sequences, the description of the extractor that made them)."""
     from .corpora import JsonlReader
     from .extraction import extract_itemsets, extract_sequences
     from .text.items import ItemExtractor
@@ -69,7 +82,7 @@ def _load(source, progress, sequences: bool = False):
         if sequences:
             raise ParameterError("source", "ItemSets", "a corpus or recipe path",
                                  "n-gram mechanisms (dpne) need the token sequences")
-        return source
+        return source, ItemExtractor(RegexTokenizer()).describe()
     path = Path(source)
     if path.suffix == ".cfg":
         from .recipes import load_recipe, resolve_sections
@@ -79,11 +92,16 @@ def _load(source, progress, sequences: bool = False):
     else:
         reader, extractor = JsonlReader(path), ItemExtractor(RegexTokenizer())
     extract = extract_sequences if sequences else extract_itemsets
-    return extract(reader, extractor,
-                   on_progress=(lambda: progress(reader)) if progress else None)
+    return extract(reader, extractor, on_progress=(lambda: progress(reader)) if progress
+                   else None), extractor.describe()
 
 
 PUBLIC_PARAMS = ("public_frequencies", "lang")
+# NON-PRIVATE per-run columns (dp_vocab.heldout), averaged in the summary
+UTILITY_COLUMNS = ("true_items", "false_positives", "heldout_coverage", "tokens_per_word",
+                   "tokens_per_word_nonprivate")
+_SHORT = {"true_items": "true", "false_positives": "FP", "heldout_coverage": "cover",
+          "tokens_per_word": "tok/w", "tokens_per_word_nonprivate": "tok/w NP"}
 
 
 def _with_recipe_public_params(source, mechanisms, params: dict) -> dict:
@@ -107,9 +125,10 @@ def _with_recipe_public_params(source, mechanisms, params: dict) -> dict:
 _SHARED: dict = {}
 
 
-def _init_worker(itemsets: ItemSets, sequences) -> None:
+def _init_worker(itemsets: ItemSets, sequences, utility) -> None:
     _SHARED["itemsets"] = itemsets
     _SHARED["sequences"] = sequences
+    _SHARED["utility"] = utility
 
 
 def _run_one(config: dict) -> dict:
@@ -121,16 +140,27 @@ def _run_one(config: dict) -> dict:
     mech = make_mechanism(config["mechanism"], **params)
     t = time.perf_counter()
     rel = mech.release(itemsets)
-    return {**config, "released": len(rel.items), "seconds": time.perf_counter() - t,
-            "_items": rel.items}
+    record = {**config, "released": len(rel.items), "seconds": time.perf_counter() - t}
+    utility = _SHARED.get("utility")
+    if utility is not None and not seq:   # NON-PRIVATE columns
+        record.update(utility.measure(rel.items, tokenizers=utility.heldout.n_users > 0
+                                      and config["repeat"] == 0))
+    return {**record, "_items": rel.items}
 
 
 def evaluate(source, mechanisms: list[str], epsilons: list[float], delta: float = 1e-5,
              repeats: int = 3, max_items_per_user: list[int] | None = None,
              mechanism_params: dict | None = None, jobs: int = 1,
-             on_run: Callable[[dict], None] | None = None, progress=None) -> Evaluation:
+             on_run: Callable[[dict], None] | None = None, progress=None,
+             holdout: float = 0.0) -> Evaluation:
     """Run every configuration ``repeats`` times. ``source``: a JSONL corpus, a recipe (.cfg,
-    its corpus and [items]) or ItemSets. ``mechanism_params``: extra parameters per mechanism."""
+    its corpus and [items]) or ItemSets. ``mechanism_params``: extra parameters per mechanism.
+
+    Item-set runs get NON-PRIVATE columns: true items (held by some user the mechanism saw) and
+    false positives. With ``holdout`` > 0 that share of users (a fixed hash split) is kept out of
+    every run, and each run also reports the share of the held-out users' token occurrences its
+    vocabulary covers and, for the first repeat, tokens per word of its WordPiece export next to a
+    non-private one of the same size built from the training users' most frequent items."""
     from .privacy.params import check_delta, check_epsilon, check_positive_int
     from .registry import resolve_mechanism_name
     if not mechanisms:
@@ -144,12 +174,15 @@ def evaluate(source, mechanisms: list[str], epsilons: list[float], delta: float 
     check_delta(delta, "delta")
     check_positive_int(repeats, "repeats")
     check_positive_int(jobs, "jobs")
+    if not isinstance(holdout, (int, float)) or isinstance(holdout, bool) \
+            or not 0.0 <= holdout < 1.0:
+        raise ParameterError("holdout", holdout, "a share of users in [0, 1), e.g. 0.2")
     d0s = list(max_items_per_user or [100])
     for d0 in d0s:
         check_positive_int(d0, "max_items_per_user")
     mechanism_params = _with_recipe_public_params(source, mechanisms, mechanism_params or {})
     from .mechanisms import MECHANISMS
-    itemsets = _load(source, progress)
+    itemsets, items_desc = _load(source, progress)
     if not itemsets.n_pairs:
         # evaluate is the data owner's NON-PRIVATE harness: saying the corpus is empty is fine
         raise CorpusError("no item in the corpus (no documents, or every token dropped): "
@@ -157,11 +190,18 @@ def evaluate(source, mechanisms: list[str], epsilons: list[float], delta: float 
                           else source)
     needs_seq = any(m in MECHANISMS and MECHANISMS[m].input is Input.SEQUENCES
                     for m in mechanisms)
-    sequences = _load(source, progress, sequences=True) if needs_seq else None
+    sequences = _load(source, progress, sequences=True)[0] if needs_seq else None
+    from .heldout import VocabularyUtility, split_users  # noqa: I001
+    train, heldout = split_users(itemsets, float(holdout))
+    if holdout and not (train.n_users and heldout.n_users):
+        raise ParameterError("holdout", holdout, "a share that leaves users on both sides",
+                             "The corpus has too few users for this split.")
+    itemsets = train
+    utility = VocabularyUtility(train, heldout, items_desc)
     configs = [{"mechanism": m, "epsilon": float(e), "delta": float(delta),
                 "max_items_per_user": int(d0), **mechanism_params.get(m, {}), "repeat": r}
                for m in mechanisms for e in epsilons for d0 in d0s for r in range(repeats)]
-    _SHARED["itemsets"], _SHARED["sequences"] = itemsets, sequences
+    _SHARED.update(itemsets=itemsets, sequences=sequences, utility=utility)
     runs = []
     if jobs > 1:
         import multiprocessing
@@ -169,7 +209,7 @@ def evaluate(source, mechanisms: list[str], epsilons: list[float], delta: float 
         # spawn, not fork: numba's OpenMP threads make fork unsafe
         ctx = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker,
-                                 initargs=(itemsets, sequences)) as pool:
+                                 initargs=(itemsets, sequences, utility)) as pool:
             for rec in pool.map(_run_one, configs):
                 runs.append(rec)
                 if on_run:
@@ -189,11 +229,16 @@ def evaluate(source, mechanisms: list[str], epsilons: list[float], delta: float 
     for key in dict.fromkeys((r["mechanism"], r["epsilon"], r["max_items_per_user"]) for r in runs):
         rs = [r for r in runs if (r["mechanism"], r["epsilon"], r["max_items_per_user"]) == key]
         sizes = [r["released"] for r in rs]
-        summary.append({"mechanism": key[0], "epsilon": key[1], "delta": float(delta),
-                        "max_items_per_user": key[2], "repeats": len(rs),
-                        "released_mean": statistics.fmean(sizes),
-                        "released_sd": statistics.stdev(sizes) if len(sizes) > 1 else 0.0,
-                        "seconds_mean": statistics.fmean(r["seconds"] for r in rs)})
+        row = {"mechanism": key[0], "epsilon": key[1], "delta": float(delta),
+               "max_items_per_user": key[2], "repeats": len(rs),
+               "released_mean": statistics.fmean(sizes),
+               "released_sd": statistics.stdev(sizes) if len(sizes) > 1 else 0.0,
+               "seconds_mean": statistics.fmean(r["seconds"] for r in rs)}
+        for col in UTILITY_COLUMNS:   # NON-PRIVATE
+            vals = [r[col] for r in rs if col in r]
+            if vals:
+                row[f"{col}_mean"] = statistics.fmean(vals)
+        summary.append(row)
     holders = np.bincount(itemsets.items, minlength=len(itemsets.vocab))
     non_private = {"warning": f"{NON_PRIVATE}: computed from raw data without noise; for the "
                               f"data owner only, never publish",
@@ -272,11 +317,15 @@ def _plots(ev: Evaluation) -> dict[str, bytes]:
 
 
 def _html(ev: Evaluation, pngs: dict[str, bytes]) -> str:
+    extra = [c for c in UTILITY_COLUMNS if any(f"{c}_mean" in r for r in ev.summary)]
     rows = "".join(
         "<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in (
             s["mechanism"], f"{s['epsilon']:g}", f"{s['delta']:g}", s["max_items_per_user"],
-            f"{s['released_mean']:.1f} ± {s['released_sd']:.1f}", f"{s['seconds_mean']:.2f}"))
+            f"{s['released_mean']:.1f} ± {s['released_sd']:.1f}", f"{s['seconds_mean']:.2f}",
+            *(f"{s[f'{c}_mean']:.3g}" if f"{c}_mean" in s else "" for c in extra)))
         + "</tr>" for s in ev.summary)
+    heads = "".join(f'<th class="npc">{html.escape(c.replace("_", " "))} ({NON_PRIVATE})</th>'
+                    for c in extra)
     npv = ev.non_private
     np_rows = "".join(f"<tr><td>{html.escape(k.replace('_', ' '))}</td><td>{v:,}</td></tr>"
                       for k, v in npv.items() if k != "warning")
@@ -288,12 +337,12 @@ def _html(ev: Evaluation, pngs: dict[str, bytes]) -> str:
 <html lang="en"><head><meta charset="utf-8"><title>dp-vocab evaluation</title>
 <style>body{{font-family:sans-serif;max-width:960px;margin:2em auto;color:#222}}
 table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:4px 10px;text-align:right}}
-.np{{border:2px solid #c00;padding:0.5em 1em;background:#fff4f4}}img{{max-width:100%}}</style>
+.npc{{color:#c00}}.np{{border:2px solid #c00;padding:0.5em 1em;background:#fff4f4}}img{{max-width:100%}}</style>
 </head><body>
 <h1>dp-vocab evaluation</h1>
 <p>Each configuration was run {ev.summary[0]['repeats']} times on the same extracted item sets.</p>
 <table><tr><th>mechanism</th><th>ε</th><th>δ</th><th>Δ0</th><th>released (mean ± sd)</th>
-<th>time (s)</th></tr>{rows}</table>
+<th>time (s)</th>{heads}</tr>{rows}</table>
 <div class="np"><h2>{NON_PRIVATE}</h2><p>{html.escape(npv['warning'])}</p>
 <table>{np_rows}</table></div>
 {imgs}
@@ -307,7 +356,8 @@ def write_report(ev: Evaluation, output, force: bool = False, protect=()) -> lis
     pngs = _plots(ev)
     with atomic_output_dir(output, force, protect) as tmp:
         with open(tmp / "results.csv", "w", newline="", encoding="utf-8") as f:
-            w = csv.DictWriter(f, fieldnames=list(ev.summary[0]))
+            w = csv.DictWriter(f, fieldnames=list(dict.fromkeys(
+                k for row in ev.summary for k in row)), restval="")
             w.writeheader()
             w.writerows(ev.summary)
         write_json(tmp / "results.json", {"summary": ev.summary, "runs": ev.runs,

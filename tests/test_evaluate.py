@@ -70,3 +70,40 @@ def test_evaluate_rejects_unknown_mechanisms(tmp_path):
     from dp_vocab.errors import ParameterError
     with pytest.raises(ParameterError, match="mechanism"):
         evaluate(toy(), ["nope"], [1.0])
+
+
+def test_evaluate_heldout_utility_columns():
+    """NON-PRIVATE utility columns: true items + false positives = released; coverage in [0, 1]
+    and rising with the vocabulary; the non-private tokenizer of the same size is at least as
+    short per word as one built from fewer items."""
+    from dp_vocab.heldout import VocabularyUtility, split_users
+    ev = evaluate(toy(), ["policy_gaussian"], [1.0, 8.0], repeats=2, holdout=0.25)
+    for r in ev.runs:
+        assert r["true_items"] + r["false_positives"] == r["released"]
+        assert 0.0 <= r["heldout_coverage"] <= 1.0
+        assert ("tokens_per_word" in r) == (r["repeat"] == 0)
+    by_eps = {s["epsilon"]: s for s in ev.summary}
+    assert by_eps[8.0]["heldout_coverage_mean"] >= by_eps[1.0]["heldout_coverage_mean"]
+    data = toy()
+    train, held = split_users(data, 0.25)
+    assert train.n_users + held.n_users == data.n_users and held.n_users > 300
+    assert set(train.user_ids).isdisjoint(held.user_ids)
+    assert split_users(data, 0.25)[1].user_ids == held.user_ids     # a fixed public split
+    from dp_vocab.text.items import ItemExtractor
+    from dp_vocab.text.tokenizers import RegexTokenizer
+    u = VocabularyUtility(train, held, ItemExtractor(RegexTokenizer()).describe())
+    every = [f"w{j}" for j in range(40)]
+    full = u.measure(every + ["never_seen"])
+    assert full["true_items"] == 40 and full["false_positives"] == 1
+    assert full["heldout_coverage"] == 1.0 and full["tokens_per_word"] == 1.0
+    # the non-private vocabulary is the 41 most frequent training items (all 40 here)
+    assert full["tokens_per_word_nonprivate"] == 1.0
+    few = u.measure(["w0"])
+    assert few["heldout_coverage"] < 1.0 and few["tokens_per_word"] > 1.0
+
+
+def test_evaluate_rejects_bad_holdout():
+    from dp_vocab.errors import ParameterError
+    for bad in (-0.1, 1.0, "x", True):
+        with pytest.raises(ParameterError, match="holdout"):
+            evaluate(toy(), ["policy_gaussian"], [1.0], holdout=bad)

@@ -164,6 +164,8 @@ def evaluate(source: Path = typer.Argument(..., help="JSONL corpus or recipe (.c
              param: list[str] = typer.Option([], "--param", "-p",
                                              help="mechanism.key=value, e.g. gw_kt.public_frequencies=f.tsv"),
              jobs: int = typer.Option(1, help="Parallel processes for the configurations"),
+             holdout: float = typer.Option(0.0, help="Share of users held out to measure coverage "
+                                                     "and tokens per word (NON-PRIVATE), e.g. 0.2"),
              output: Path = typer.Option(Path("eval-out"), "--output", "-o"),
              force: bool = typer.Option(False, "--force")):
     """Compare mechanisms side by side: table, results.csv/json, PNG plots, report.html."""
@@ -207,7 +209,7 @@ def evaluate(source: Path = typer.Argument(..., help="JSONL corpus or recipe (.c
             with ReadProgress() as read_prog:
                 result = run_eval(source, mechs, eps, delta=delta, repeats=repeats,
                                   max_items_per_user=d0s, mechanism_params=params, jobs=jobs,
-                                  on_run=advance, progress=read_prog.update)
+                                  on_run=advance, progress=read_prog.update, holdout=holdout)
         finally:
             if task is not None:
                 configs.stop()
