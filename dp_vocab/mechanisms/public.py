@@ -29,10 +29,10 @@ from scipy.special import log_ndtr, ndtri
 from ..bounding import ItemWeights, UserData, check_key
 from ..errors import CorpusError, ParameterError
 from ..itemsets import item_hashes
-from ..privacy import calibrate
 from ..privacy.noise import RandomSource, bernoulli, gaussian_release_probability
 from ..release import Release
 from . import _kernels
+from .base import Mechanism
 from .claim import Norm, Sensitivity
 from .policy import PolicyGaussian
 from .sips import DPSIPS
@@ -59,6 +59,7 @@ class PublicDomain:
         """``"wordfreq:LANG"`` (wordfreq's list, most frequent first), a text file with one item
         per line in rank order (first tab-separated column; optionally .gz), or a sequence of
         strings. The first ``limit`` distinct items are kept."""
+        words: Sequence[str]
         if isinstance(source, str) and source.startswith(WORDFREQ_PREFIX):
             words = _wordfreq_list(source[len(WORDFREQ_PREFIX):])
             name = source
@@ -82,6 +83,10 @@ class PublicDomain:
     def index(self) -> dict[str, int]:
         """item → public rank (0 = most frequent)."""
         return {w: r for r, w in enumerate(self.items)}
+
+    @functools.cached_property
+    def item_set(self) -> frozenset[str]:
+        return frozenset(self.items)
 
     @functools.cached_property
     def hashes(self) -> np.ndarray:
@@ -145,7 +150,7 @@ def check_bands(bands) -> tuple[tuple[int, float], ...]:
     return out
 
 
-def band_weights(n_items: int, bands: Sequence[tuple[int, float]]) -> np.ndarray:
+def band_weights(n_items: int, bands: Sequence[Sequence[float]]) -> np.ndarray:
     """BH weight of each rank 0..n_items−1: its band's relative weight, scaled to mean 1."""
     limits = np.array([r for r, _ in bands])
     rel = np.array([w for _, w in bands])
@@ -235,7 +240,7 @@ def release_with_public_domain(h: ItemWeights, domain: PublicDomain, bh_weights:
 # ---- the mechanisms --------------------------------------------------------------------------------
 
 @dataclass(frozen=True, kw_only=True, repr=False)
-class _PublicDomainParams:
+class _PublicDomainParams(Mechanism):
     """Parameters shared by the mechanisms with a public domain (validated with the rest)."""
 
     public_items: str | Path | Sequence[str] = "wordfreq:en"
@@ -250,7 +255,7 @@ class _PublicDomainParams:
             raise ParameterError("public_fdr", fdr, "a false-discovery rate in (0, 0.5], e.g. 0.01")
         self._set("public_fdr", float(fdr))
         bands = check_bands(self.public_bands)
-        self._set("public_bands", tuple(list(b) for b in bands))
+        self._set("public_bands", bands)
         self._use_domain(PublicDomain.load(self.public_items, bands[-1][0]))
 
     def _use_domain(self, domain: PublicDomain) -> None:
@@ -265,7 +270,7 @@ class _PublicDomainParams:
 
     @property
     def public_item_set(self) -> frozenset[str]:
-        return frozenset(self.domain.items)
+        return self.domain.item_set
 
     def _bh_weights(self, items: int | None = None) -> np.ndarray:
         return band_weights(len(self.domain.items) if items is None else items, self.public_bands)
