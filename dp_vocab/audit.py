@@ -131,7 +131,9 @@ def audit(mechanism, base: list[tuple[Hashable, list[str]]] | None = None,
     d_prime = ItemSets.from_user_items(base_users)
     d = ItemSets.from_user_items(base_users + [("__canary__", canary)])
     canary_set = set(canary)
-    items = sorted({w for _, ws in base_users for w in ws})
+    # a mechanism's public item list can release items nobody holds: they are events too
+    items = sorted({w for _, ws in base_users for w in ws}
+                   | (getattr(mechanism, "public_item_set", frozenset()) - canary_set))
     hits_d = dict.fromkeys(items, 0)
     hits_dp = dict.fromkeys(items, 0)
     canary_hits = 0

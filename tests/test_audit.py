@@ -37,3 +37,15 @@ def test_audit_on_policy_gaussian_with_large_delta_stays_within_claim():
     res = audit(m, canary_items=4, runs=3000, confidence=1 - 1e-6)
     assert not res.violation and res.epsilon_lower_bound <= 1.0
     assert res.canary_releases > 0  # δ/2 = 2.5% of runs: the canary is seen, within δ
+
+
+@pytest.mark.parametrize("name", ["policy_gaussian_public", "dp_sips_public"])
+def test_audit_public_domain_mechanisms_stay_within_claim(name):
+    """Public list: five base items and five items nobody holds (released by BH at q = 0.2,
+    so they are seen); the canary's unique items are outside the list (δ/2 = 2.5% of runs)."""
+    public = [f"w{i}" for i in range(5)] + [f"pub{i}" for i in range(5)]
+    m = make_mechanism(name, epsilon=1.0, delta=0.05, max_items_per_user=4,
+                       public_items=public, public_fdr=0.2)
+    res = audit(m, canary_items=4, runs=3000, confidence=1 - 1e-6)
+    assert not res.violation and res.epsilon_lower_bound <= 1.0
+    assert res.canary_releases > 0

@@ -49,9 +49,11 @@ def test_quickstart_cli_end_to_end(tmp_path):
     assert len(vocab) > 200 and vocab == sorted(vocab)
     assert {"the", "college", "."} <= set(vocab)
     record = json.loads((out / "privacy.json").read_text(encoding="utf-8"))
-    assert record["mechanism"] == "dp_vocab.policy_gaussian.v1"
+    assert record["mechanism"] == "dp_vocab.policy_gaussian_public.v1"
     assert record["guarantee"]["epsilon"] == 3.0 and record["guarantee"]["delta"] == 1e-5
-    assert record["parameters"]["max_items_per_user"] == 100
+    assert record["parameters"]["max_items_per_user"] == 1000
+    public = record["privacy"]["public_domain"]   # the list is named, never its held items
+    assert public["source"] == "wordfreq:en" and public["normalised_by_item_extractor"]
     assert record["randomness"]["mode"] == "os"
     assert record["library"]["version"]
     assert record["released_items"] == len(vocab)

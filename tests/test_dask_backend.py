@@ -26,7 +26,8 @@ KEY = b"dask-vs-local-fixed-order-key!!!"
 MECHS = [("count_laplace", {}), ("count_gaussian", {}), ("weighted_gaussian", {}),
          ("weighted_laplace", {}), ("policy_laplace", {}), ("policy_gaussian", {}),
          ("gw", {}), ("gw_kt", {"public_frequencies": {"the": 9.0, "college": 5.0, "i": 3.0}}),
-         ("partition_optimal", {"max_items_per_user": 3}), ("dp_sips", {}), ("top_k", {"k": 50})]
+         ("partition_optimal", {"max_items_per_user": 3}), ("dp_sips", {}), ("top_k", {"k": 50}),
+         ("policy_gaussian_public", {}), ("dp_sips_public", {})]   # wordfreq:en as the list
 
 
 @pytest.fixture(scope="module")

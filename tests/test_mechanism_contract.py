@@ -21,8 +21,13 @@ PUBLIC = {f"w{i}": float(10 - i) for i in range(5)}  # w5..w9 are missing from t
 
 # each mechanism's own parameters beyond (ε, δ, Δ0); "tight" cases add those that make users fill
 # items so that caps and cascades engage (a tiny cutoff Γ)
-EXTRA = {"gw_kt": {"public_frequencies": PUBLIC}, "top_k": {"k": 2}}
+# a public candidate list: items some users hold (w0..w2) and items nobody holds (p0, p1)
+PUBLIC_LIST = ["w0", "w1", "w2", "p0", "p1"]
+EXTRA = {"gw_kt": {"public_frequencies": PUBLIC}, "top_k": {"k": 2},
+         "policy_gaussian_public": {"public_items": PUBLIC_LIST},
+         "dp_sips_public": {"public_items": PUBLIC_LIST}}
 TIGHT_EXTRA = {name: {"alpha": 0.5} for name in ("policy_laplace", "policy_gaussian", "gw", "gw_kt")}
+TIGHT_EXTRA["policy_gaussian_public"] = {"alpha": 0.5, "public_cutoff": 0.0}
 
 
 def params(name, tight):
@@ -96,7 +101,9 @@ def test_sensitivity_and_caps_on_neighbours(name, tight, db, key, data):
         assert all(d == pytest.approx(len(sx) ** -claim.lone_item_power, abs=1e-12)
                    for d in moved.values())
     if claim.lone_item_power is not None:  # what the threshold is derived from
-        assert all(h[k] <= len(unique_x) ** -claim.lone_item_power + 1e-12 for k in unique_x)
+        # items of a public list are noised whatever their weight: only the others need it
+        lone = unique_x - getattr(mech, "public_item_set", frozenset())
+        assert all(h[k] <= len(lone) ** -claim.lone_item_power + 1e-12 for k in lone)
     if claim.lone_items_positive is not None:
         positive = [k for k in unique_x if h[k] > 0]
         assert len(positive) <= claim.lone_items_positive
@@ -133,7 +140,7 @@ def test_release_contract(name, tight):
     D = ItemSets.from_user_items(db.items())
     rel = mech.release(D, random=RandomSource(seed=1))
     assert rel.items == sorted(rel.items) and len(set(rel.items)) == len(rel.items)
-    assert set(rel.items) <= set(ALPHABET)
+    assert set(rel.items) <= set(ALPHABET) | getattr(mech, "public_item_set", frozenset())
     assert rel.counts is None
     assert rel.epsilon == mech.epsilon and rel.delta == mech.stage().delta
     assert rel.mechanism == f"dp_vocab.{name}.v1"
@@ -187,3 +194,37 @@ def test_threshold_covers_the_claimed_lone_user(name, tight):
             w = np.array([1.0] * claim.lone_items_positive + [0.0] * t)[:t]
         p = mech.release_probability(w)
         assert 1 - np.prod(1 - p) <= mech.delta_threshold * (1 + 1e-9), (t, p)
+
+
+PUBLIC_MECHANISMS = [n for n in ITEMSET_MECHANISMS if hasattr(MECHANISMS[n], "public_item_set")]
+public_dbs = st.dictionaries(st.text(alphabet="abc", min_size=1, max_size=2),
+                             st.lists(st.sampled_from(ALPHABET), max_size=6), max_size=8)
+
+
+@pytest.mark.parametrize("name", PUBLIC_MECHANISMS)
+@pytest.mark.parametrize("tight", [True, False], ids=["tight", "default"])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(others=public_dbs, x_public=st.lists(st.sampled_from(PUBLIC_LIST[:3] + ["p0", "p1"]),
+                                           min_size=1, max_size=4),
+       x_private=st.lists(st.sampled_from(["w5", "w6", "w7", "w8", "w9"]), min_size=1,
+                          max_size=4), key=keys)
+def test_public_domain_adversarial_neighbours(name, tight, others, x_public, x_private, key):
+    """X holds public items (some held by others, some by nobody else) and non-public ones:
+    L2 ≤ 1; new candidates are exactly X's unique capped items; X's unique items outside the
+    list weigh ≤ 1/√t whatever X's public items; per-item cutoffs respected."""
+    mech = make_mechanism(name, **params(name, tight))
+    db = {**others, "X": x_public + x_private}
+    D = ItemSets.from_user_items(db.items())
+    Dp = D.without_users(["X"])
+    h, hp = mech.histogram(D, key), mech.histogram(Dp, key)
+    allk = sorted(set(h) | set(hp))
+    assert math.sqrt(((vec(h, allk) - vec(hp, allk)) ** 2).sum()) <= 1 + 1e-9
+    S = bounded_sets(mech, D, key)
+    held_by_others = set().union(*(set(s) for u, s in S.items() if u != "X"))
+    unique_x = set(S["X"]) - held_by_others
+    assert set(h) - set(hp) == unique_x
+    lone = unique_x - mech.public_item_set
+    assert all(h[k] <= len(lone) ** -0.5 + 1e-12 for k in lone)
+    if name == "policy_gaussian_public":
+        for k, v in h.items():
+            assert 0 < v <= (mech.public_gamma if k in mech.public_item_set else mech.cutoff) + 1e-12

@@ -47,6 +47,12 @@ def _public(tmp_path):
     return str(p)
 
 
+def _public_list(tmp_path):
+    p = tmp_path / "public_items.txt"
+    p.write_text("the\ncat\nzebu\nunheld\n", encoding="utf-8")
+    return str(p)
+
+
 CASES = {
     "count_laplace": lambda t: {"mechanism": mech("count_laplace", max_items_per_user=3)},
     "count_laplace_noisy": lambda t: {"mechanism": mech("count_laplace", epsilon=30.0,
@@ -60,6 +66,11 @@ CASES = {
     "gw_kt": lambda t: {"mechanism": mech("gw_kt", public_frequencies=_public(t))},
     "partition_optimal": lambda t: {"mechanism": mech("partition_optimal")},
     "dp_sips": lambda t: {"mechanism": mech("dp_sips")},
+    # X's "zebu" is on the public list: released by BH under D (held) and D' (weight 0)
+    "policy_gaussian_public": lambda t: {"mechanism": mech(
+        "policy_gaussian_public", public_items=_public_list(t), public_fdr=0.3)},
+    "dp_sips_public": lambda t: {"mechanism": mech(
+        "dp_sips_public", public_items=_public_list(t), public_fdr=0.3)},
     "top_k": lambda t: {"mechanism": mech("top_k", k=2)},
     "counts_stage": lambda t: {"mechanism": mech("policy_gaussian"),
                                "counts": {"@counts": "dp_vocab.discrete_laplace_counts.v1",

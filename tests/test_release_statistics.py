@@ -57,6 +57,9 @@ LONE_USER = {
     "partition_optimal": lambda m: _per_item(float(c.pi_star(1, m.epsilon_per_item,
                                                              m.delta_per_item))),
     "dp_sips": _sips,
+    # a public list beside the lone user's items does not change their weights or thresholds
+    "policy_gaussian_public": lambda m: LONE_USER["policy_gaussian"](m),
+    "dp_sips_public": _sips,
     # k ≥ T: every candidate is kept, so stage A decides
     "top_k": lambda m: LONE_USER[m.candidates](m.stage_a),
 }
@@ -72,7 +75,12 @@ def make(name):
         kw["public_frequencies"] = {"a": 1.0}
     if name == "top_k":
         kw["k"] = 100
+    if name in PUBLIC:
+        kw["public_items"] = ["p0", "p1", "p2"]   # nobody holds them: released by BH at q
     return make_mechanism(name, **kw)
+
+
+PUBLIC = ("policy_gaussian_public", "dp_sips_public")
 
 
 ITEMSET_MECHANISMS = [n for n, cls in MECHANISMS.items()
@@ -90,13 +98,16 @@ def test_lone_user_release_frequency(name):
     if name in ("count_laplace", "count_gaussian", "gw", "gw_kt", "partition_optimal"):
         assert p == pytest.approx(bound, rel=1e-6)  # tight at t = Δ0
     rng = RandomSource()
-    hits = sum(bool(m.release(lone, random=rng).items) for _ in range(N))
+    public = getattr(m, "public_item_set", frozenset())
+    hits = sum(bool(set(m.release(lone, random=rng).items) - public) for _ in range(N))
     assert binomtest(hits, N, p).pvalue > ALPHA, (hits / N, p)
 
 
-@pytest.mark.parametrize("name", [n for n in ITEMSET_MECHANISMS if n != "dp_sips"])
+@pytest.mark.parametrize("name", [n for n in ITEMSET_MECHANISMS if "dp_sips" not in n
+                                  and n not in PUBLIC])
 def test_item_release_frequencies_match_closed_form(name):
-    # (DP-SIPS has no per-item closed form across rounds: removals change the weights)
+    # (DP-SIPS has no per-item closed form across rounds: removals change the weights; public
+    # lists are released by BH: tests/test_public.py compares it with BH on explicit noise)
     m = make(name)
     users = [(f"u{i}", ["a", "b"] + (["c"] if i % 3 == 0 else []) + [f"z{i}"]) for i in range(12)]
     d = ItemSets.from_user_items(users)
@@ -147,3 +158,19 @@ def test_lone_user_release_frequency_with_published_counts():
     rng = RandomSource()
     hits = sum(bool(m.release(lone, random=rng).items) for _ in range(N // 4))
     assert binomtest(hits, N // 4, p).pvalue > ALPHA
+
+
+@pytest.mark.parametrize("name", PUBLIC)
+def test_zero_weight_public_items_released_at_the_bh_rate(name):
+    """A corpus that holds none of the m public items (all nulls, BH weights equal): some
+    public item is released with probability exactly q (Simes 1986: under the global null with
+    independent p-values, weighted BH rejects anything with probability Σw·q/m = q). Exact
+    binomial test at ALPHA; the lone user's own items are counted by the test above."""
+    m = make_mechanism(name, epsilon=EPS, delta=DELTA, max_items_per_user=D0,
+                       public_items=[f"p{i}" for i in range(20)], public_fdr=0.05)
+    d = ItemSets.from_user_items([("x", ["a", "b", "c", "d"])])
+    public = m.public_item_set
+    rng = RandomSource()
+    n = N // 4
+    hits = sum(bool(set(m.release(d, random=rng).items) & public) for _ in range(n))
+    assert binomtest(hits, n, 0.05).pvalue > ALPHA, hits / n

@@ -76,6 +76,33 @@ def l2_descent(order, indptr, items, n_items, gamma):
 
 
 @njit(cache=True)
+def l2_descent_cutoffs(order, indptr, items, n_items, gammas):
+    """L2-descent with a public cutoff Γ_i per item (``gammas``, length n_items, all > 0):
+    the user's coordinates below their cutoffs move straight towards them by L2 distance ≤ 1.
+    In coordinates H − Γ this is ``l2_descent`` translated, so it contracts the same way
+    (public.md §2)."""
+    hist = np.zeros(n_items, dtype=np.float64)
+    for r in order:
+        z2 = 0.0
+        for j in range(indptr[r], indptr[r + 1]):
+            u = items[j]
+            if hist[u] < gammas[u]:
+                g = gammas[u] - hist[u]
+                z2 += g * g
+        if z2 == 0.0:
+            continue
+        z = np.sqrt(z2)
+        for j in range(indptr[r], indptr[r + 1]):
+            u = items[j]
+            if hist[u] < gammas[u]:
+                if z <= 1.0:
+                    hist[u] = gammas[u]
+                else:
+                    hist[u] += (gammas[u] - hist[u]) / z
+    return hist
+
+
+@njit(cache=True)
 def greedy_fill(order, indptr, items, n_items, gamma):
     """GW update (Carvalho et al.): each user spends budget 1 filling its items to Γ in its own
     fixed priority order (the row order); the first item it cannot fill takes the rest."""

@@ -82,6 +82,11 @@ class Mechanism:
         self._set("noise_scale", scale)
         self._set("threshold", rho)
 
+    def for_extractor(self, extractor) -> "Mechanism":
+        """This mechanism for items produced by ``extractor`` (a recipe's [items]): mechanisms
+        with a public item list keep only what the extractor yields (public.py)."""
+        return self
+
     def params(self) -> dict:
         return {"epsilon": self.epsilon, "delta": self.delta,
                 "max_items_per_user": self.max_items_per_user, "sampling": self.sampling}

@@ -55,6 +55,7 @@ class DPSIPS(Mechanism):
         raw = [a ** (R - r) for r in range(1, R + 1)]
         fractions = [x / sum(raw) for x in raw]
         sigma = calibrate.agm_sigma(self.epsilon, self.delta / 2)
+        calibrate.check_remove_direction(sigma, self.epsilon, self.delta / 2, self.delta / 2)
         sigmas = [sigma / math.sqrt(f) for f in fractions]
         deltas = [f * self.delta / 2 for f in fractions]
         taus = [calibrate.gaussian_threshold(s, d, self.max_items_per_user)

@@ -11,6 +11,7 @@ import math
 import numpy as np
 from scipy.special import log_ndtr, ndtri
 
+from ..errors import ParameterError
 from .params import check_delta, check_epsilon, check_positive_int
 
 
@@ -92,7 +93,28 @@ def policy_laplace(epsilon: float, delta: float, max_items: int) -> tuple[float,
 def policy_gaussian(epsilon: float, delta: float, max_items: int) -> tuple[float, float]:
     """(σ, ρ): σ = σ_AGM(ε, δ/2; 1), ρ = max_{1≤t≤Δ0} [1/√t − σ·Φ⁻¹(δ_t(δ/2))]."""
     sigma = agm_sigma(epsilon, delta / 2.0)
+    check_remove_direction(sigma, epsilon, delta / 2.0, delta / 2.0)
     return sigma, gaussian_threshold(sigma, delta / 2.0, max_items)
+
+
+def remove_direction_delta(sigma: float, epsilon: float, delta_thr: float) -> float:
+    """sup_S P[M(D′) ∈ S] − e^ε P[M(D) ∈ S] for a Gaussian part (L2 sensitivity 1, σ) beside
+    a threshold part that keeps D's extra items out with probability ≥ 1 − δ_thr: the Gaussian
+    hockey-stick divergence at e^ε(1 − δ_thr), i.e. δ_G(ε + ln(1 − δ_thr)) (public.md §4)."""
+    return math.exp(_log_agm_delta(sigma, epsilon + math.log1p(-delta_thr), 1.0))
+
+
+def check_remove_direction(sigma: float, epsilon: float, delta_noise: float,
+                           delta_thr: float) -> None:
+    """The remove direction of a Gaussian-plus-threshold claim fits δ_noise + δ_thr.
+
+    mechanisms/README.md §5 proves it always does (δ_G(ε + ln(1 − c)) ≤ δ_G(ε) + c); this
+    evaluates it for the calibrated σ so that a calibration error cannot pass unnoticed."""
+    found = remove_direction_delta(sigma, epsilon, delta_thr)
+    if not found <= (delta_noise + delta_thr) * (1 + 1e-9):
+        raise ParameterError("delta", delta_noise + delta_thr,
+                             f"a split whose remove direction fits it (σ = {sigma:.6g} gives "
+                             f"{found:.3g})", "Report this: the calibration is inconsistent.")
 
 
 def gaussian_threshold(sigma: float, delta_thr: float, max_items: int) -> float:
@@ -178,7 +200,7 @@ def tsgd_threshold(epsilon: float, delta: float) -> int:
 
 
 __all__ = [
-    "agm_delta", "agm_sigma", "count_gaussian", "count_laplace", "delta_k", "gaussian_threshold",
+    "agm_delta", "agm_sigma", "check_remove_direction", "count_gaussian", "count_laplace", "delta_k", "gaussian_threshold",
     "gw_repaired", "partition_budget", "pi_star", "pi_star_constants", "pi_star_recursive",
-    "policy_gaussian", "policy_laplace", "tsgd_threshold", "check_positive_int",
+    "policy_gaussian", "policy_laplace", "remove_direction_delta", "tsgd_threshold", "check_positive_int",
 ]

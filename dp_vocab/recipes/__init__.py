@@ -325,6 +325,7 @@ def plan_run(recipe, output, overrides: dict[str, Any] | None = None,
     budget = check_budget(cfg, ledger)
     objs = resolve_sections(cfg, ("items", "export"))
     extractor, exporters = objs["items"], _exporters(objs.get("export"))
+    mechanism = mechanism.for_extractor(extractor)   # a public item list follows [items]
     has_counts = counter is not None or mechanism.publishes_counts
     for e in exporters:
         if getattr(e, "needs_counts", False) and not has_counts:

@@ -1,0 +1,417 @@
+"""A public candidate domain inside the Gaussian set-union mechanisms (proof: public.md).
+
+A list P of items fixed from public information before any data is seen (by default wordfreq's
+words for the recipe's language, normalised by the recipe's own item extractor) is noised as a
+whole, zero-weight items included. Its items then need no δ-threshold: they are released by a
+weighted Benjamini-Hochberg procedure at a stated false-discovery rate q, on the p-values of their
+noisy weights, with weights from public rank only. Items outside P keep the usual threshold ρ.
+
+- ``PublicDomain``: P, its public ranks and its record (source, size, SHA-256);
+- ``weighted_bh``: the BH decisions over P, drawn exactly from closed-form probabilities (no
+  noise value is materialised, as everywhere else: mechanisms/README.md §3);
+- ``release_with_public_domain``: one Gaussian release (candidates and P);
+- ``PolicyGaussianPublic`` and ``DPSIPSPublic``: the two mechanisms built on them.
+"""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import hashlib
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from scipy.special import log_ndtr, ndtri
+
+from ..bounding import ItemWeights, UserData, check_key
+from ..errors import CorpusError, ParameterError
+from ..itemsets import item_hashes
+from ..privacy.noise import RandomSource, bernoulli, gaussian_release_probability
+from ..release import Release
+from . import _kernels
+from .base import Mechanism
+from .claim import Norm, Sensitivity
+from .policy import PolicyGaussian
+from .sips import DPSIPS
+
+WORDFREQ_PREFIX = "wordfreq:"
+# Bands of public rank and their relative BH weights (normalised to mean 1 over P). Chosen on
+# our two dev corpora only (reddit, pypi: benchmarks/bench_utility.py and public.md §6): common
+# words are held in almost any corpus, so they get more of the false-discovery budget. The
+# shape matters little there (within ±1% of true items across the shapes we tried); equal
+# weights release about 2% fewer true items with more false positives.
+DEFAULT_BANDS = ((10_000, 8.0), (40_000, 4.0), (100_000, 2.0), (320_000, 0.5))
+
+
+@dataclass(frozen=True)
+class PublicDomain:
+    """The public list P in public rank order (distinct strings) and where it came from."""
+
+    items: tuple[str, ...]
+    source: str
+    normalised: bool = False   # by the recipe's item extractor (``normalised_by``)
+
+    @classmethod
+    def load(cls, source, limit: int) -> "PublicDomain":
+        """``"wordfreq:LANG"`` (wordfreq's list, most frequent first), a text file with one item
+        per line in rank order (first tab-separated column; optionally .gz), or a sequence of
+        strings. The first ``limit`` distinct items are kept."""
+        words: Sequence[str]
+        if isinstance(source, str) and source.startswith(WORDFREQ_PREFIX):
+            words = _wordfreq_list(source[len(WORDFREQ_PREFIX):])
+            name = source
+        elif isinstance(source, (str, Path)):
+            words, name = _read_list(Path(source)), str(source)
+        elif isinstance(source, Sequence) and all(isinstance(w, str) for w in source):
+            words, name = tuple(source), f"list of {len(source)} public items"
+        else:
+            raise ParameterError("public_items", source,
+                                 "\"wordfreq:LANG\", a path to a file of items (one per line) "
+                                 "or a list of strings")
+        return cls(_first_distinct(words, limit), name)
+
+    def normalised_by(self, extractor, limit: int) -> "PublicDomain":
+        """Only the items the extractor turns into exactly one item equal to themselves: P must
+        hold strings the data can produce (else they can only ever be false positives)."""
+        kept = (w for w in self.items if extractor(w) == [w])
+        return PublicDomain(_first_distinct(kept, limit), self.source, True)
+
+    @functools.cached_property
+    def index(self) -> dict[str, int]:
+        """item → public rank (0 = most frequent)."""
+        return {w: r for r, w in enumerate(self.items)}
+
+    @functools.cached_property
+    def item_set(self) -> frozenset[str]:
+        return frozenset(self.items)
+
+    @functools.cached_property
+    def hashes(self) -> np.ndarray:
+        return item_hashes(self.items)
+
+    @functools.cached_property
+    def sha256(self) -> str:
+        return hashlib.sha256("\n".join(self.items).encode("utf-8", "surrogatepass")).hexdigest()
+
+    def describe(self) -> dict:
+        """What the record says about P: public facts only, never which items were held."""
+        return {"source": self.source, "items": len(self.items), "sha256": self.sha256,
+                "normalised_by_item_extractor": self.normalised}
+
+
+@functools.lru_cache(maxsize=8)
+def _wordfreq_list(lang) -> tuple[str, ...]:
+    import wordfreq
+    known = sorted(wordfreq.available_languages())
+    if lang not in known:
+        raise ParameterError("public_items", f"{WORDFREQ_PREFIX}{lang}",
+                             f"{WORDFREQ_PREFIX}LANG, LANG: " + ", ".join(known))
+    return tuple(wordfreq.top_n_list(lang, 10 ** 7))
+
+
+def _read_list(path: Path) -> list[str]:
+    if not path.is_file():
+        raise CorpusError("public item list not found; expected a text file with one item per "
+                          "line (most frequent first)", path=path)
+    opener = gzip.open if path.suffix == ".gz" else open
+    try:
+        with opener(path, "rt", encoding="utf-8", newline="") as f:
+            return [line.rstrip("\r\n").split("\t", 1)[0] for line in f]
+    except UnicodeDecodeError as e:
+        raise CorpusError(f"not UTF-8 ({e.reason} at byte {e.start})", path=path) from None
+
+
+def _first_distinct(words, limit: int) -> tuple[str, ...]:
+    out: dict[str, None] = {}
+    for w in words:
+        if len(out) >= limit:
+            break
+        if w and w not in out:
+            out[w] = None
+    return tuple(out)
+
+
+def check_bands(bands) -> tuple[tuple[int, float], ...]:
+    """[[rank limit, relative weight], ...] with increasing limits and weights ≥ 0, not all 0."""
+    expected = ("a list of [rank limit, relative weight] pairs with increasing integer limits "
+                "and weights >= 0, e.g. [[10000, 8], [40000, 4], [100000, 2], [320000, 0.5]]")
+    try:
+        out = tuple((int(r), float(w)) for r, w in bands)
+    except (TypeError, ValueError):
+        raise ParameterError("public_bands", bands, expected) from None
+    ok = (out and all(isinstance(r, int) and not isinstance(r, bool) for r, _ in bands)
+          and all(a[0] < b[0] for a, b in zip(out, out[1:])) and out[0][0] >= 1
+          and all(math.isfinite(w) and w >= 0 for _, w in out) and any(w > 0 for _, w in out))
+    if not ok:
+        raise ParameterError("public_bands", bands, expected)
+    return out
+
+
+def band_weights(n_items: int, bands: Sequence[Sequence[float]]) -> np.ndarray:
+    """BH weight of each rank 0..n_items−1: its band's relative weight, scaled to mean 1."""
+    limits = np.array([r for r, _ in bands])
+    rel = np.array([w for _, w in bands])
+    raw = rel[np.searchsorted(limits, np.arange(n_items), side="right")]
+    total = raw.sum()
+    return raw * (n_items / total) if total > 0 else raw
+
+
+# ---- the release ---------------------------------------------------------------------------------
+
+def _keep_with_log_probability(log_p: np.ndarray, random: RandomSource) -> np.ndarray:
+    """Exact Bernoulli(exp(log_p)) draws; a probability near 1 is drawn as its complement
+    −expm1(log_p) so that its small complement keeps its relative accuracy."""
+    keep = np.empty(log_p.size, dtype=bool)
+    low = log_p < -math.log(2.0)
+    keep[low] = bernoulli(np.exp(log_p[low]), random)
+    keep[~low] = ~bernoulli(-np.expm1(log_p[~low]), random)
+    return keep
+
+
+def weighted_bh(weights: np.ndarray, bh_weights: np.ndarray, sigma: float, fdr: float,
+                random: RandomSource, other_discoveries: int = 0) -> np.ndarray:
+    """Decisions of weighted Benjamini-Hochberg at level q = ``fdr`` over m public items with
+    pre-noise weights H (0 for items nobody holds), noisy values y = H + N(0, σ²), p-values
+    p = Q(y/σ) and BH weights w ≥ 0 (mean 1). ``other_discoveries`` r₀: items released beside
+    P by noise independent of P's (the candidates outside P, earlier rounds); they count as
+    discoveries, so the false-discovery bound covers the whole release (public.md §5).
+
+    Item x is rejected at step k when p_x ≤ c_x(k) = min(1, w_x·q·(k + r₀)/m); K_x is the
+    smallest such k (∞ if none ≤ m), so P(K_x ≤ k) = F_x(k) = Φ(H_x/σ + Φ⁻¹(c_x(k)))
+    (= c_x(k) when H_x = 0). BH releases {x : K_x ≤ k*}, k* = max{k : #{x : K_x ≤ k} ≥ k}.
+    We find k* from the top, as BH does, drawing only the events K_x ≤ k: start with k = m and
+    all items; keep each item with probability F_x(k)/F_x(k_before) (given it was kept at
+    k_before); if n ≥ k items remain, k* = k and they are the release, else continue with
+    k = n (public.md §3). Returns a mask over the m items. No noise value or p-value is
+    materialised."""
+    H = np.asarray(weights, dtype=np.float64)
+    w = np.asarray(bh_weights, dtype=np.float64)
+    m = H.size
+    out = np.zeros(m, dtype=bool)
+    alive = np.flatnonzero(w > 0)
+    if alive.size == 0:
+        return out
+
+    def log_cdf(k: int, idx: np.ndarray) -> np.ndarray:
+        c = np.minimum(w[idx] * (fdr * (k + other_discoveries) / m), 1.0)
+        h = H[idx]
+        held = h > 0
+        res = np.log(c)
+        if held.any():
+            res[held] = log_ndtr(h[held] / sigma + ndtri(c[held]))
+        return res
+
+    k = m
+    log_before = np.zeros(alive.size)
+    while True:
+        log_now = log_cdf(k, alive)
+        keep = _keep_with_log_probability(np.minimum(log_now - log_before, 0.0), random)
+        alive, log_before = alive[keep], log_now[keep]
+        if alive.size >= k or alive.size == 0:
+            out[alive] = True
+            return out
+        k = alive.size
+
+
+def release_with_public_domain(h: ItemWeights, domain: PublicDomain, bh_weights: np.ndarray,
+                               sigma: float, threshold: float, fdr: float,
+                               random: RandomSource, released_before: int = 0) -> list[str]:
+    """One Gaussian release with a public domain: candidates outside P released iff
+    H + N(0, σ²) > ρ (exact Bernoulli), items of P (all of them) by ``weighted_bh``, counting
+    those and the ``released_before`` items (earlier rounds) as other discoveries. Returns the
+    released items (unsorted)."""
+    index = domain.index
+    pos = np.fromiter((index.get(n, -1) for n in h.names), dtype=np.int64, count=len(h.names))
+    outside = np.flatnonzero(pos < 0)
+    keep = bernoulli(gaussian_release_probability(h.weights[outside], threshold, sigma), random)
+    released = [h.names[i] for i in outside[keep].tolist()]
+    on_p = np.zeros(len(domain.items), dtype=np.float64)
+    inside = pos >= 0
+    on_p[pos[inside]] = h.weights[inside]
+    chosen = weighted_bh(on_p, bh_weights, sigma, fdr, random,
+                         other_discoveries=len(released) + released_before)
+    items = domain.items
+    return released + [items[i] for i in np.flatnonzero(chosen).tolist()]
+
+
+# ---- the mechanisms --------------------------------------------------------------------------------
+
+@dataclass(frozen=True, kw_only=True, repr=False)
+class _PublicDomainParams(Mechanism):
+    """Parameters shared by the mechanisms with a public domain (validated with the rest)."""
+
+    public_items: str | Path | Sequence[str] = "wordfreq:en"
+    public_bands: Sequence[Sequence[float]] = DEFAULT_BANDS
+    public_fdr: float = 0.01
+    domain: PublicDomain = field(init=False, repr=False, compare=False)
+
+    def _validate(self) -> None:
+        super()._validate()
+        fdr = self.public_fdr
+        if isinstance(fdr, bool) or not isinstance(fdr, (int, float)) or not 0 < fdr <= 0.5:
+            raise ParameterError("public_fdr", fdr, "a false-discovery rate in (0, 0.5], e.g. 0.01")
+        self._set("public_fdr", float(fdr))
+        bands = check_bands(self.public_bands)
+        self._set("public_bands", bands)
+        self._use_domain(PublicDomain.load(self.public_items, bands[-1][0]))
+
+    def _use_domain(self, domain: PublicDomain) -> None:
+        self._set("domain", domain)
+
+    def for_extractor(self, extractor):
+        """A copy whose list holds only what ``extractor`` yields as one item equal to itself."""
+        import copy
+        out = copy.copy(self)
+        out._use_domain(self.domain.normalised_by(extractor, self.public_bands[-1][0]))
+        return out
+
+    @property
+    def public_item_set(self) -> frozenset[str]:
+        return self.domain.item_set
+
+    def _bh_weights(self, items: int | None = None) -> np.ndarray:
+        return band_weights(len(self.domain.items) if items is None else items, self.public_bands)
+
+    def params(self):
+        return {**super().params(), "public_items": self.domain.source,
+                "public_bands": [list(b) for b in self.public_bands],
+                "public_fdr": self.public_fdr}
+
+    def privacy(self):
+        return {**super().privacy(), "public_domain": self.domain.describe(),
+                "public_release": f"weighted Benjamini-Hochberg at false-discovery rate "
+                                  f"{self.public_fdr:g} over every item of the public list "
+                                  f"(zero weights included); BH weights by public rank band",
+                "release_decisions": "exact Bernoulli draws of closed-form probabilities "
+                                     "(no noise value is materialised)"}
+
+    def _sensitivity_text(self) -> str:
+        return ("L2 <= 1 (l2-contractive; lone items outside the public list weigh "
+                "<= 1/sqrt(t))")
+
+
+@dataclass(frozen=True, kw_only=True, repr=False)
+class PolicyGaussianPublic(_PublicDomainParams, PolicyGaussian):
+    """Policy Gaussian with a public domain. Privacy claim (public.md):
+
+    - L2-descent with per-item cutoffs Γ_x = (public_cutoff + α)·σ on P, ρ + α·σ elsewhere:
+      ‖H(D) − H(D′)‖₂ ≤ 1, X's t unique items outside P weigh ≤ 1/√t;
+    - noise N(0, σ²), σ = σ_AGM(ε, δ/2; 1), on every candidate and every item of P;
+    - outside P: threshold ρ = max_t [1/√t − σΦ⁻¹(δ_t(δ/2))]; on P: weighted BH at q;
+    - guarantee: (ε, δ/2 + δ/2)-DP; false-discovery rate over the release ≤ q.
+    """
+
+    name = "policy_gaussian_public"
+    summary = "Policy Gaussian + public domain (weighted BH at FDR q on a public list)"
+
+    public_cutoff: float = 3.0
+    public_gamma: float = field(init=False)
+
+    def _validate(self) -> None:
+        super()._validate()
+        c = self.public_cutoff
+        if isinstance(c, bool) or not isinstance(c, (int, float)) or not math.isfinite(c) \
+                or c + self.alpha <= 0:
+            raise ParameterError("public_cutoff", c, "a number of σ with public_cutoff + alpha "
+                                 "> 0 (the cutoff of public items is (public_cutoff + alpha)·σ)")
+        self._set("public_cutoff", float(c))
+
+    def _calibrate(self):
+        super()._calibrate()
+        self._set("public_gamma", (self.public_cutoff + self.alpha) * self.noise_scale)
+
+    def params(self):
+        return {**super().params(), "public_cutoff": self.public_cutoff}
+
+    def privacy(self):
+        return {**super().privacy(), "public_items_cutoff": self.public_gamma}
+
+    def sensitivity(self) -> Sensitivity:
+        return Sensitivity(Norm.L2, 1.0, lone_item_power=0.5,
+                           cap=max(self.cutoff, self.public_gamma), text=self._sensitivity_text())
+
+    def _histogram(self, data: UserData, key: bytes) -> ItemWeights:
+        rows = data.bounded_rows(key, self.bounding)
+        gammas = np.full(rows.n_items, self.cutoff)
+        maybe = np.flatnonzero(np.isin(rows.hashes, self.domain.hashes))  # then exact names
+        if maybe.size:
+            index = self.domain.index
+            names = rows.names_of(maybe)
+            gammas[maybe[[n in index for n in names]]] = self.public_gamma
+        b = rows.bounded
+        weights = _kernels.l2_descent_cutoffs(b.order, b.indptr, b.items, rows.n_items, gammas)
+        cand = np.flatnonzero(weights > 0)
+        return ItemWeights(rows.names_of(cand), rows.hashes[cand], weights[cand]).canonical()
+
+    def release(self, itemsets, key: bytes | None = None,
+                random: RandomSource | None = None) -> Release:
+        random = random if random is not None else RandomSource()
+        key = self._key(key, random)
+        h = self._histogram(itemsets, key)
+        released = release_with_public_domain(h, self.domain, self._bh_weights(),
+                                              self.noise_scale, self.threshold,
+                                              self.public_fdr, random)
+        return Release(items=sorted(released), mechanism=self.registry_name,
+                       params=self.params(), epsilon=self.epsilon, delta=self.delta,
+                       randomness=random.describe(), privacy=self.privacy(),
+                       ledger=[self.stage().to_dict()])
+
+    @staticmethod
+    def _key(key, random):
+        return check_key(key) if key is not None else random.key()
+
+
+@dataclass(frozen=True, kw_only=True, repr=False)
+class DPSIPSPublic(_PublicDomainParams, DPSIPS):
+    """DP-SIPS with a public domain. Privacy claim (public.md §4): rounds 1..R−1 as DP-SIPS;
+    the last round releases the candidates outside P by its threshold τ_R and the items of P
+    not yet released by weighted BH at q (earlier releases counted as discoveries), all with its
+    σ_R. Guarantee (ε, δ)-DP as DP-SIPS; false-discovery rate over the whole release ≤ q (only
+    the last round can release an item nobody holds)."""
+
+    name = "dp_sips_public"
+    summary = "DP-SIPS + public domain (weighted BH at FDR q in the last round)"
+
+    def sensitivity(self) -> Sensitivity:
+        s = super().sensitivity()
+        return Sensitivity(s.norm, s.bound, s.monotone, s.lone_item_power, exact=s.exact,
+                           text=self.scope + self._sensitivity_text())
+
+    def release(self, itemsets, key: bytes | None = None,
+                random: RandomSource | None = None) -> Release:
+        random = random if random is not None else RandomSource()
+        key = PolicyGaussianPublic._key(key, random)
+        removed: set = set()
+        per_round = []
+        for r in range(1, self.rounds + 1):
+            h = self._round(itemsets, frozenset(removed), key, r)
+            sigma, tau = self.round_sigmas[r - 1], self.round_thresholds[r - 1]
+            if r < self.rounds:
+                keep = bernoulli(gaussian_release_probability(h.weights, tau, sigma), random)
+                released = [n for n, k in zip(h.names, keep.tolist()) if k]
+            else:  # P minus the items already released: fixed by the earlier output
+                rest = PublicDomain(tuple(x for x in self.domain.items if x not in removed),
+                                    self.domain.source, self.domain.normalised)
+                released = release_with_public_domain(
+                    h, rest, self._bh_weights_of(rest), sigma, tau, self.public_fdr, random,
+                    released_before=len(removed))
+            removed.update(released)
+            per_round.append({"round": r, "released": len(released)})
+        return Release(items=sorted(removed), mechanism=self.registry_name, params=self.params(),
+                       epsilon=self.epsilon, delta=self.delta, randomness=random.describe(),
+                       privacy=self.privacy(), ledger=[self.stage().to_dict()],
+                       details={"rounds": per_round})
+
+    def _bh_weights_of(self, rest: PublicDomain) -> np.ndarray:
+        """The bands by each remaining item's public rank, rescaled to mean 1 over the rest."""
+        full = self._bh_weights()
+        index = self.domain.index
+        w = full[[index[x] for x in rest.items]] if rest.items else full[:0]
+        return w * (w.size / w.sum()) if w.size and w.sum() > 0 else w
+
+
+__all__ = ["DEFAULT_BANDS", "DPSIPSPublic", "PolicyGaussianPublic", "PublicDomain",
+           "band_weights", "check_bands", "release_with_public_domain", "weighted_bh"]

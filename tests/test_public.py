@@ -1,0 +1,267 @@
+"""The public candidate domain (mechanisms/public.md): per-item cutoffs, the BH draws, the list."""
+
+import gzip
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dp_vocab import ItemSets, make_mechanism
+from dp_vocab.errors import CorpusError, ParameterError
+from dp_vocab.mechanisms import _kernels
+from dp_vocab.mechanisms.public import PublicDomain, band_weights, weighted_bh
+from dp_vocab.privacy.noise import RandomSource
+from dp_vocab.registry import item_extractor, regex_tokenizer
+
+# ---- per-item cutoffs --------------------------------------------------------------------------
+
+
+def l2_descent_reference(rows, order, gammas):
+    """Plain Python, straight from public.md §1."""
+    hist = [0.0] * len(gammas)
+    for r in order:
+        below = [u for u in rows[r] if hist[u] < gammas[u]]
+        z = math.sqrt(sum((gammas[u] - hist[u]) ** 2 for u in below))
+        for u in below:
+            hist[u] = gammas[u] if z <= 1 else hist[u] + (gammas[u] - hist[u]) / z
+    return np.array(hist)
+
+
+def csr(rows):
+    indptr = np.cumsum([0] + [len(r) for r in rows]).astype(np.int64)
+    items = np.array([u for r in rows for u in r], dtype=np.int32)
+    return indptr, items
+
+
+N_ITEMS = 8
+row_sets = st.lists(st.lists(st.integers(0, N_ITEMS - 1), unique=True, max_size=6), min_size=1,
+                    max_size=10)
+cutoffs = st.lists(st.floats(0.05, 3.0), min_size=N_ITEMS, max_size=N_ITEMS)
+
+
+@settings(max_examples=150, deadline=None)
+@given(rows=row_sets, gammas=cutoffs, data=st.data())
+def test_per_item_cutoffs_contract_on_neighbours(rows, gammas, data):
+    """‖H(D) − H(D′)‖₂ ≤ 1 for the same order (D′ = D without user x), per-item caps respected,
+    the kernel equals the reference, and X's unique items outside a chosen 'public' subset
+    (those sharing the largest cutoff class, as in the mechanism) weigh ≤ 1/√t."""
+    order = np.array(data.draw(st.permutations(range(len(rows)))), dtype=np.int64)
+    x = data.draw(st.integers(0, len(rows) - 1))
+    g = np.array(gammas)
+    indptr, items = csr(rows)
+    h = _kernels.l2_descent_cutoffs(order, indptr, items, N_ITEMS, g)
+    assert np.allclose(h, l2_descent_reference(rows, order.tolist(), g), atol=1e-12)
+    rows_p = [r if i != x else [] for i, r in enumerate(rows)]   # X's row emptied: same order
+    hp = _kernels.l2_descent_cutoffs(order, *csr(rows_p), N_ITEMS, g)
+    assert np.linalg.norm(h - hp) <= 1 + 1e-9
+    assert np.all(h <= g + 1e-12) and np.all(h >= 0)
+    held = {u for r in rows for u in r}
+    assert set(np.flatnonzero(h > 0).tolist()) == held   # every held item gets weight
+    # lone items of X that share one cutoff value Γ_B (the non-public class)
+    others = {u for i, r in enumerate(rows) if i != x for u in r}
+    gamma_b = data.draw(st.floats(0.05, 3.0))
+    lone = [u for u in rows[x] if u not in others]
+    g2 = g.copy()
+    g2[lone] = gamma_b
+    h2 = _kernels.l2_descent_cutoffs(order, indptr, items, N_ITEMS, g2)
+    for u in lone:
+        assert h2[u] <= 1 / math.sqrt(len(lone)) + 1e-12
+
+
+def test_uniform_cutoffs_equal_the_uniform_kernel():
+    rng = np.random.default_rng(3)
+    rows = [sorted(rng.choice(50, size=rng.integers(1, 12), replace=False).tolist())
+            for _ in range(300)]
+    indptr, items = csr(rows)
+    order = rng.permutation(len(rows)).astype(np.int64)
+    a = _kernels.l2_descent(order, indptr, items, 50, 1.7)
+    b = _kernels.l2_descent_cutoffs(order, indptr, items, 50, np.full(50, 1.7))
+    assert np.array_equal(a, b)
+
+
+def test_translation_identity_of_per_item_cutoffs():
+    """H(Γ) − Γ does not depend on Γ for items every row holds below cutoff... checked through
+    the conjugation: shifting all cutoffs by a constant on a single user's items moves its
+    final weights by the same constant when it fills them (z ≤ 1)."""
+    indptr, items = csr([[0, 1, 2]])
+    order = np.array([0], dtype=np.int64)
+    g = np.array([0.2, 0.3, 0.4])
+    h = _kernels.l2_descent_cutoffs(order, indptr, items, 3, g)
+    assert np.array_equal(h, g)                       # ‖g‖ ≤ 1: filled exactly
+    g = np.array([1.0, 2.0, 2.0])
+    h = _kernels.l2_descent_cutoffs(order, indptr, items, 3, g)
+    assert np.allclose(h, g / 3.0) and np.isclose(np.linalg.norm(h), 1.0)
+
+
+# ---- weighted BH ---------------------------------------------------------------------------------
+
+
+def test_bh_releases_items_far_above_every_threshold_and_never_zero_weight_ones():
+    H = np.array([1e6, 1e6, 1e6, 0.0, 1e6])
+    w = np.array([1.0, 1.0, 1.0, 1.0, 0.0]) * 5 / 4
+    for seed in range(20):
+        out = weighted_bh(H, w, 1.0, 0.1, RandomSource(seed))
+        assert out[:3].all() and not out[4]
+
+
+def test_bh_all_nulls_tiny_rate_and_empty_weights():
+    rng = RandomSource(1)
+    assert not weighted_bh(np.zeros(5), np.zeros(5), 1.0, 0.1, rng).any()
+    hits = sum(weighted_bh(np.zeros(1000), np.ones(1000), 1.0, 1e-9, rng).any()
+               for _ in range(200))
+    assert hits == 0   # P(any) = q = 1e-9 per run (Simes): 200 runs see none w.p. 1 − 2e-7
+
+
+def bh_reference(p, w, q):
+    """Weighted BH on explicit p-values: sort p/w, largest k with (p/w)_(k) ≤ qk/m."""
+    m = p.size
+    ratio = np.where(w > 0, p / np.where(w > 0, w, 1), np.inf)
+    srt = np.sort(ratio)
+    ok = np.flatnonzero(srt <= q * np.arange(1, m + 1) / m)
+    if ok.size == 0:
+        return np.zeros(m, dtype=bool)
+    return ratio <= srt[ok[-1]]
+
+
+@pytest.mark.slow
+def test_bh_draws_have_the_law_of_bh_on_noisy_values():
+    """Release frequency of each item by ``weighted_bh`` vs weighted BH applied to explicit
+    Gaussian noise (float noise: fine in a test). Two-proportion z-tests at 1e-6/m each
+    (Bonferroni): a correct implementation fails with probability ≤ 1e-6."""
+    from scipy.stats import norm
+    H = np.array([0, 0, 0, 0, 0, 0, 2.0, 2.5, 3.0, 3.5, 4.0, 6.0, 0, 0, 1.0, 0])
+    w = np.array([4, 4, 1, 1, 0.25, 0.25, 4, 1, 1, 0.25, 1, 1, 1, 2, 2, 0.5])
+    w = w * (w.size / w.sum())
+    sigma, q, n = 1.3, 0.2, 20_000
+    rng = RandomSource()
+    ours = np.zeros(H.size)
+    for _ in range(n):
+        ours += weighted_bh(H, w, sigma, q, rng)
+    gen = np.random.default_rng()
+    ref = np.zeros(H.size)
+    for _ in range(n):
+        y = H + sigma * gen.standard_normal(H.size)
+        ref += bh_reference(norm.sf(y / sigma), w, q)
+    p1, p2 = ours / n, ref / n
+    pooled = (ours + ref) / (2 * n)
+    se = np.sqrt(np.maximum(pooled * (1 - pooled), 1e-12) * 2 / n)
+    z = np.abs(p1 - p2) / se
+    assert np.all(z < norm.isf(1e-6 / (2 * H.size))), list(zip(p1, p2))
+    assert p1[4] < p1[0]   # lower weight, lower rate for zero-weight items
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("others", [0, 40])
+def test_bh_false_discovery_share_is_q_times_null_weight(others):
+    """Items far above every threshold (always rejected) plus nulls, and ``others`` discoveries
+    made outside the list: E[V/(R + others)] = q·Σ_null w/m exactly when no c_x(k) reaches 1
+    (public.md §5). Hoeffding at 2e-6: the share is in [0, 1], so the mean of n runs is within
+    t = sqrt(ln(1e6)/(2n)) of it except with probability 2e-6 (each case)."""
+    m1, m0, q, n = 30, 170, 0.2, 10_000
+    H = np.concatenate([np.full(m1, 1e6), np.zeros(m0)])
+    w = np.concatenate([np.full(m1, 2.0), np.full(m0, 1.0)])
+    w = w * (w.size / w.sum())
+    expect = q * w[m1:].sum() / w.size
+    rng = RandomSource()
+    shares = []
+    for _ in range(n):
+        out = weighted_bh(H, w, 1.0, q, rng, other_discoveries=others)
+        shares.append(out[m1:].sum() / max(out.sum() + others, 1))
+    t = math.sqrt(math.log(1e6) / (2 * n))
+    assert abs(np.mean(shares) - expect) < t, (np.mean(shares), expect)
+
+
+@pytest.mark.slow
+def test_bh_all_nulls_release_something_with_probability_q():
+    """Global null, independent uniform p-values: P(R > 0) = q (Simes 1986), weights of mean 1
+    with w·q < 1 included. Exact binomial test at 1e-6."""
+    from scipy.stats import binomtest
+    w = np.array([3.0, 1.0, 0.5, 0.5] * 10)
+    w = w * (w.size / w.sum())
+    q, n = 0.1, 20_000
+    rng = RandomSource()
+    hits = sum(bool(weighted_bh(np.zeros(w.size), w, 2.0, q, rng).any()) for _ in range(n))
+    assert binomtest(hits, n, q).pvalue > 1e-6, hits / n
+
+
+# ---- the list ------------------------------------------------------------------------------------
+
+
+def test_domain_normalised_by_the_extractor_keeps_only_single_self_items():
+    ex = item_extractor(regex_tokenizer())
+    d = PublicDomain.load(["the", "Hello", "don't", "e.g", "a b", "the", "ﬁle", "x"], 100)
+    assert d.items == ("the", "Hello", "don't", "e.g", "a b", "ﬁle", "x")   # distinct, ordered
+    n = d.normalised_by(ex, 100)
+    assert n.items == ("the", "don't", "x") and n.normalised
+    assert n.normalised_by(ex, 2).items == ("the", "don't")
+    desc = n.describe()
+    assert desc["items"] == 3 and len(desc["sha256"]) == 64 and desc["normalised_by_item_extractor"]
+    assert desc["sha256"] != d.describe()["sha256"]
+
+
+def test_domain_from_files_and_wordfreq(tmp_path):
+    p = tmp_path / "list.tsv.gz"
+    with gzip.open(p, "wt", encoding="utf-8") as f:
+        f.write("the\t100\ncat\t50\n\nthe\t3\nsat\n")
+    assert PublicDomain.load(str(p), 10).items == ("the", "cat", "sat")
+    assert PublicDomain.load(str(p), 2).items == ("the", "cat")
+    wf = PublicDomain.load("wordfreq:en", 1000)
+    assert len(wf.items) == 1000 and wf.items[0] == "the"
+    with pytest.raises(CorpusError, match="not found"):
+        PublicDomain.load(str(tmp_path / "missing.txt"), 10)
+    with pytest.raises(ParameterError, match="public_items"):
+        PublicDomain.load("wordfreq:xx-nope", 10)
+    with pytest.raises(ParameterError, match="public_items"):
+        PublicDomain.load(42, 10)
+
+
+def test_band_weights_have_mean_one_and_follow_rank():
+    w = band_weights(25, ((10, 4.0), (20, 1.0), (30, 0.0)))
+    assert w.size == 25 and w.mean() == pytest.approx(1.0)
+    assert (w[:10] == w[0]).all() and w[0] == pytest.approx(4 * w[10]) and (w[20:] == 0).all()
+
+
+@pytest.mark.parametrize("name", ["policy_gaussian_public", "dp_sips_public"])
+def test_parameters_are_checked(name):
+    base = dict(epsilon=3.0, delta=1e-5, public_items=["a", "b"])
+    for field, bad in (("public_fdr", 0), ("public_fdr", 0.7), ("public_fdr", True),
+                       ("public_bands", []), ("public_bands", [[10, 1], [5, 1]]),
+                       ("public_bands", [[10, -1]]), ("public_bands", [[10, 0]]),
+                       ("public_bands", "x"), ("public_bands", [[10.5, 1]])):
+        with pytest.raises(ParameterError, match=field):
+            make_mechanism(name, **{**base, field: bad})
+    if name == "policy_gaussian_public":
+        with pytest.raises(ParameterError, match="public_cutoff"):
+            make_mechanism(name, **base, public_cutoff=-10.0)
+
+
+@pytest.mark.parametrize("name", ["policy_gaussian_public", "dp_sips_public"])
+def test_record_names_the_list_never_its_held_items(name):
+    m = make_mechanism(name, epsilon=3.0, delta=1e-5, public_items=["a", "b", "zz"],
+                       public_bands=[[2, 1.0], [3, 0.5]])
+    d = ItemSets.from_user_items([(f"u{i}", ["a", "q"]) for i in range(50)])
+    rel = m.release(d, random=RandomSource(seed=4))
+    rec = rel.to_privacy_record()
+    text = repr(rec)
+    assert "'zz'" not in text and "'b'" not in text   # list content appears only as a hash
+    assert rec["parameters"]["public_items"] == "list of 3 public items"
+    assert rel.privacy["public_domain"]["items"] == 3
+    assert set(rel.items) <= {"a", "b", "zz", "q"}
+
+
+def test_recipe_normalises_the_list_with_its_extractor(tmp_path):
+    from dp_vocab.recipes import run_recipe
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text("".join('{"user": "u%d", "text": "the cat"}\n' % i for i in range(30)))
+    recipe = {"run": {"seed": 1, "key": None},
+              "corpus": {"@readers": "dp_vocab.jsonl.v1", "path": str(corpus)},
+              "items": {"@extractors": "dp_vocab.items.v1",
+                        "tokenizer": {"@tokenizers": "dp_vocab.regex.v1"}},
+              "mechanism": {"@mechanisms": "dp_vocab.policy_gaussian_public.v1",
+                            "epsilon": 3.0, "delta": 1e-5,
+                            "public_items": ["the", "Cat", "cat", "e.g"]}}
+    res = run_recipe(recipe, tmp_path / "out")
+    dom = res.record["privacy"]["public_domain"]
+    assert dom["items"] == 2 and dom["normalised_by_item_extractor"]
