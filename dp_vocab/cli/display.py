@@ -52,6 +52,10 @@ def summary_table(result) -> Table:
             t.add_row(k, f"{rel.params[k]:g}")
     t.add_row("threshold ρ", f"{p['threshold']:.4f}")
     t.add_row("noise scale", f"{p['noise_scale']:.4f} ({p['noise']})")
+    if "public_domain" in p:   # public parameters: the list and the false-discovery rate
+        d = p["public_domain"]
+        t.add_row("public list", escape(f"{d['source']}, {d['items']:,} items, released at "
+                                        f"false-discovery rate ≤ {rel.params['public_fdr']:g}"))
     t.add_row("released items (DP output)", str(len(rel.items)))
     t.add_row("randomness", rel.randomness["mode"])
     t.add_row("output", escape(f"{result.output}/ ({', '.join(result.files)})"))

@@ -21,6 +21,9 @@ class Noise(str, enum.Enum):
     OPTIMAL = "optimal"     # the optimal one-item keep probability π* (no additive noise)
     OTHER = "other"         # composed of other stages (top-k)
 
+    def __str__(self) -> str:   # "gaussian", not "Noise.GAUSSIAN", wherever it is formatted
+        return self.value
+
 
 class Support(enum.Enum):
     """Which items are release candidates."""
