@@ -73,7 +73,7 @@ class Evaluation:
 
 
 def _load(source, progress, sequences: bool = False):
-    """(item sets or token sequences, the description of the extractor that made them)."""
+    """(item sets or token sequences, the item extractor that made them)."""
     from .corpora import JsonlReader
     from .extraction import extract_itemsets, extract_sequences
     from .text.items import ItemExtractor
@@ -82,7 +82,7 @@ def _load(source, progress, sequences: bool = False):
         if sequences:
             raise ParameterError("source", "ItemSets", "a corpus or recipe path",
                                  "n-gram mechanisms (dpne) need the token sequences")
-        return source, ItemExtractor(RegexTokenizer()).describe()
+        return source, ItemExtractor(RegexTokenizer())
     path = Path(source)
     if path.suffix == ".cfg":
         from .recipes import load_recipe, resolve_sections
@@ -93,10 +93,11 @@ def _load(source, progress, sequences: bool = False):
         reader, extractor = JsonlReader(path), ItemExtractor(RegexTokenizer())
     extract = extract_sequences if sequences else extract_itemsets
     return extract(reader, extractor, on_progress=(lambda: progress(reader)) if progress
-                   else None), extractor.describe()
+                   else None), extractor
 
 
-PUBLIC_PARAMS = ("public_frequencies", "lang")
+PUBLIC_PARAMS = ("public_frequencies", "lang", "public_items", "public_bands", "public_fdr",
+                 "public_cutoff")
 # NON-PRIVATE per-run columns (dp_vocab.heldout), averaged in the summary
 UTILITY_COLUMNS = ("true_items", "false_positives", "heldout_coverage", "tokens_per_word",
                    "tokens_per_word_nonprivate")
@@ -125,10 +126,8 @@ def _with_recipe_public_params(source, mechanisms, params: dict) -> dict:
 _SHARED: dict = {}
 
 
-def _init_worker(itemsets: ItemSets, sequences, utility) -> None:
-    _SHARED["itemsets"] = itemsets
-    _SHARED["sequences"] = sequences
-    _SHARED["utility"] = utility
+def _init_worker(itemsets: ItemSets, sequences, utility, extractor) -> None:
+    _SHARED.update(itemsets=itemsets, sequences=sequences, utility=utility, extractor=extractor)
 
 
 def _run_one(config: dict) -> dict:
@@ -137,7 +136,8 @@ def _run_one(config: dict) -> dict:
     seq = MECHANISMS[config["mechanism"]].input is Input.SEQUENCES
     itemsets = _SHARED["sequences" if seq else "itemsets"]
     params = {k: v for k, v in config.items() if k not in ("mechanism", "repeat")}
-    mech = make_mechanism(config["mechanism"], **params)
+    # a public list is normalised by the extractor, as the recipe runner does
+    mech = make_mechanism(config["mechanism"], **params).for_extractor(_SHARED["extractor"])
     t = time.perf_counter()
     rel = mech.release(itemsets)
     record = {**config, "released": len(rel.items), "seconds": time.perf_counter() - t}
@@ -182,7 +182,7 @@ def evaluate(source, mechanisms: list[str], epsilons: list[float], delta: float 
         check_positive_int(d0, "max_items_per_user")
     mechanism_params = _with_recipe_public_params(source, mechanisms, mechanism_params or {})
     from .mechanisms import MECHANISMS
-    itemsets, items_desc = _load(source, progress)
+    itemsets, extractor = _load(source, progress)
     if not itemsets.n_pairs:
         # evaluate is the data owner's NON-PRIVATE harness: saying the corpus is empty is fine
         raise CorpusError("no item in the corpus (no documents, or every token dropped): "
@@ -197,11 +197,11 @@ def evaluate(source, mechanisms: list[str], epsilons: list[float], delta: float 
         raise ParameterError("holdout", holdout, "a share that leaves users on both sides",
                              "The corpus has too few users for this split.")
     itemsets = train
-    utility = VocabularyUtility(train, heldout, items_desc)
+    utility = VocabularyUtility(train, heldout, extractor.describe())
     configs = [{"mechanism": m, "epsilon": float(e), "delta": float(delta),
                 "max_items_per_user": int(d0), **mechanism_params.get(m, {}), "repeat": r}
                for m in mechanisms for e in epsilons for d0 in d0s for r in range(repeats)]
-    _SHARED.update(itemsets=itemsets, sequences=sequences, utility=utility)
+    _SHARED.update(itemsets=itemsets, sequences=sequences, utility=utility, extractor=extractor)
     runs = []
     if jobs > 1:
         import multiprocessing
@@ -209,7 +209,7 @@ def evaluate(source, mechanisms: list[str], epsilons: list[float], delta: float 
         # spawn, not fork: numba's OpenMP threads make fork unsafe
         ctx = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker,
-                                 initargs=(itemsets, sequences, utility)) as pool:
+                                 initargs=(itemsets, sequences, utility, extractor)) as pool:
             for rec in pool.map(_run_one, configs):
                 runs.append(rec)
                 if on_run:

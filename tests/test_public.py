@@ -265,3 +265,53 @@ def test_recipe_normalises_the_list_with_its_extractor(tmp_path):
     res = run_recipe(recipe, tmp_path / "out")
     dom = res.record["privacy"]["public_domain"]
     assert dom["items"] == 2 and dom["normalised_by_item_extractor"]
+
+
+def _bh_joint_law(H, w, sigma, q, r0):
+    """Exact law of the released set of weighted BH: enumerate every K_x (the first step at which
+    item x is rejected) from the closed-form F_x(k) = Φ(H_x/σ + Φ⁻¹(c_x(k)))."""
+    import itertools
+
+    from scipy.stats import norm
+    m = len(H)
+    never = m + 1
+    per_item = []
+    for x in range(m):
+        F = [0.0] + [0.0 if w[x] == 0 else float(norm.cdf(
+            H[x] / sigma + norm.ppf(min(1.0, w[x] * q * (k + r0) / m)))) for k in range(1, m + 1)]
+        law = {k: F[k] - F[k - 1] for k in range(1, m + 1)}
+        law[never] = 1.0 - F[m]
+        per_item.append(law)
+    out: dict = {}
+    for ks in itertools.product(*(list(d) for d in per_item)):
+        p = math.prod(per_item[x][ks[x]] for x in range(m))
+        if p > 0:
+            k_star = max(k for k in range(m + 1) if sum(K <= k for K in ks) >= k)
+            chosen = tuple(x for x in range(m) if ks[x] <= k_star)
+            out[chosen] = out.get(chosen, 0.0) + p
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("H, w, q, r0", [
+    ([0.0, 0.0, 0.0, 0.0], [2.0, 1.0, 0.5, 0.5], 0.5, 0),
+    ([2.0, 0.0, 1.0, 0.0], [1.5, 1.0, 0.5, 1.0], 0.4, 2),
+    ([3.0, 2.5, 0.5, 0.0, 0.0], [0.0, 2.0, 1.0, 1.0, 1.0], 0.3, 1),   # a held item with w = 0
+    ([0.5, 0.5, 0.0, 0.0, 0.0], [4.0, 1.0, 0.0, 0.0, 0.0], 0.5, 0),   # c_x(k) reaches 1
+])
+def test_weighted_bh_joint_law_by_enumeration(H, w, q, r0):
+    """The sampler's joint law of released sets equals BH's, outcome by outcome: χ² over the
+    outcomes with expected count ≥ 5, rejected at p < 1e-6 (false-failure rate 1e-6 per case),
+    and no outcome BH cannot produce."""
+    from scipy.stats import chi2
+    law = _bh_joint_law(H, w, 1.0, q, r0)
+    rs, n, seen = RandomSource(20261123), 20_000, {}
+    h, wa = np.array(H), np.array(w)
+    for _ in range(n):
+        s = tuple(np.flatnonzero(weighted_bh(h, wa, 1.0, q, rs, other_discoveries=r0)).tolist())
+        seen[s] = seen.get(s, 0) + 1
+    assert set(seen) <= set(law)
+    cells = [(seen.get(s, 0), n * p) for s, p in law.items() if n * p >= 5]
+    assert len(cells) >= 3
+    stat = sum((o - e) ** 2 / e for o, e in cells)
+    assert chi2.sf(stat, len(cells) - 1) > 1e-6

@@ -65,12 +65,13 @@ class PublicDomain:
             name = source
         elif isinstance(source, (str, Path)):
             words, name = _read_list(Path(source)), str(source)
-        elif isinstance(source, Sequence) and all(isinstance(w, str) for w in source):
+        elif isinstance(source, Sequence) and all(
+                isinstance(w, str) and "\n" not in w and "\r" not in w for w in source):
             words, name = tuple(source), f"list of {len(source)} public items"
         else:
             raise ParameterError("public_items", source,
                                  "\"wordfreq:LANG\", a path to a file of items (one per line) "
-                                 "or a list of strings")
+                                 "or a list of strings without line breaks")
         return cls(_first_distinct(words, limit), name)
 
     def normalised_by(self, extractor, limit: int) -> "PublicDomain":
@@ -145,6 +146,9 @@ def check_bands(bands) -> tuple[tuple[int, float], ...]:
     ok = (out and all(isinstance(r, int) and not isinstance(r, bool) for r, _ in bands)
           and all(a[0] < b[0] for a, b in zip(out, out[1:])) and out[0][0] >= 1
           and all(math.isfinite(w) and w >= 0 for _, w in out) and any(w > 0 for _, w in out))
+    if ok:   # weights are relative: bound their spread so the normalisation stays exact enough
+        top = max(w for _, w in out)
+        ok = all(w == 0 or 1e-12 <= w / top for _, w in out) and top < 1e300
     if not ok:
         raise ParameterError("public_bands", bands, expected)
     return out
@@ -164,6 +168,8 @@ def band_weights(n_items: int, bands: Sequence[Sequence[float]]) -> np.ndarray:
 def _keep_with_log_probability(log_p: np.ndarray, random: RandomSource) -> np.ndarray:
     """Exact Bernoulli(exp(log_p)) draws; a probability near 1 is drawn as its complement
     −expm1(log_p) so that its small complement keeps its relative accuracy."""
+    if not np.isfinite(log_p[log_p != -np.inf]).all():   # fail closed on NaN / +inf
+        raise FloatingPointError("a release probability is not a number")
     keep = np.empty(log_p.size, dtype=bool)
     low = log_p < -math.log(2.0)
     keep[low] = bernoulli(np.exp(log_p[low]), random)
