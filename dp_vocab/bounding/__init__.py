@@ -109,10 +109,10 @@ def bound(indptr: np.ndarray, items: np.ndarray, counts: np.ndarray,
     ``ties`` from ``string_ties``, ``keys`` the users' (order words, seeds) from ``user_keys``."""
     words, seeds = keys
     order = keyed_order(words)
-    out_ptr, pos = _kernels.bound_rows(indptr, items, counts, seeds, hashes, ties,
-                                       bounding.ranks(strings), bounding.max_items,
-                                       int(bounding.priority), bounding.ordered)
-    return Bounded(order, out_ptr, items[pos], counts[pos])
+    out_ptr, kept, kept_counts = _kernels.bound_rows(
+        indptr, items, counts, seeds, hashes, ties, bounding.ranks(strings), bounding.max_items,
+        int(bounding.priority), bounding.ordered)
+    return Bounded(order, out_ptr, kept, kept_counts)
     # bounded: int32 ids and own counts, CSR by user, ≤ Δ0 per row
 
 

@@ -76,10 +76,72 @@ def _select_smallest(prim, rand, tie, k, uniform_prim):
     return out
 
 
+@njit(cache=True)
+def _kth_uniform(rand, k):
+    """The value of rank k (0-based) in ``rand``, uniform 64-bit keys: a histogram of the top
+    ~log2(n) bits finds the bucket holding rank k, then only that bucket (~1 key) is sorted.
+    Branch-light, so ~3 ns a key where a quickselect mispredicts half its comparisons."""
+    n = rand.size
+    bits = 1
+    while (2 << bits) <= n and bits < 16:
+        bits += 1
+    shift = np.uint64(64 - bits)
+    hist = np.zeros(1 << bits, dtype=np.int64)
+    for j in range(n):
+        hist[rand[j] >> shift] += 1
+    below = 0
+    b = 0
+    while below + hist[b] <= k:
+        below += hist[b]
+        b += 1
+    bucket = np.empty(hist[b], dtype=np.uint64)
+    m = 0
+    for j in range(n):
+        if (rand[j] >> shift) == b:
+            bucket[m] = rand[j]
+            m += 1
+    bucket.sort()
+    return bucket[k - below]
+
+
+@njit(cache=True)
+def _sample_smallest(items, s, n, seed, hmix, item_tie, k):
+    """``_select_smallest`` for a uniform sample (mode 0, unordered), without partitioning:
+    the k items of smallest key splitmix64(seed ^ hmix), emitted as ``_select_smallest`` does
+    (keys below the k-th in row order, then the k-th key's items by ``item_tie``)."""
+    rand = np.empty(n, dtype=np.uint64)
+    for j in range(n):
+        rand[j] = _splitmix64(seed ^ hmix[items[s + j]])
+    kth = _kth_uniform(rand, k - 1)
+    out = np.empty(k, dtype=np.int64)
+    m = 0
+    n_tied = 0
+    for j in range(n):   # branch-free: fewer than k keys lie below the k-th, so m < k
+        out[m] = j
+        m += rand[j] < kth
+        n_tied += rand[j] == kth
+    tied = np.empty(n_tied, dtype=np.int64)
+    t = 0
+    for j in range(n):
+        if rand[j] == kth:
+            tied[t] = j
+            t += 1
+    if n_tied > 1:
+        # equal keys: equal item hashes; the item strings decide, never the interning order
+        tie = np.zeros(n_tied, dtype=np.int64)
+        if item_tie.size > 1:
+            for j in range(n_tied):
+                tie[j] = item_tie[items[s + tied[j]]]
+        tied = tied[np.argsort(tie, kind="mergesort")]
+    for j in range(k - m):
+        out[m + j] = tied[j]
+    return out
+
+
 def _bound_rows(indptr, items, counts, seeds, item_hashes, item_tie, item_rank, max_items, mode,
                 ordered):
-    """Cap every user to ≤ max_items items; returns (indptr, positions) of the bounded sets,
-    positions indexing the input ``items``/``counts`` arrays.
+    """Cap every user to ≤ max_items items; returns (indptr, items, counts) of the bounded sets
+    (CSR, the same rows as the input).
 
     Priority (``Priority`` values), lowest first: mode 0 a per-user random key splitmix64(seed_user ^ mix(hash(item)))
     (a uniform sample; a function of the run key, the user id and the item string only);
@@ -97,7 +159,8 @@ def _bound_rows(indptr, items, counts, seeds, item_hashes, item_tie, item_rank, 
     out_ptr = np.zeros(n_rows + 1, dtype=np.int64)
     for r in range(n_rows):
         out_ptr[r + 1] = out_ptr[r] + min(indptr[r + 1] - indptr[r], max_items)
-    out_pos = np.empty(out_ptr[n_rows], dtype=np.int64)
+    out_items = np.empty(out_ptr[n_rows], dtype=items.dtype)
+    out_counts = np.empty(out_ptr[n_rows], dtype=counts.dtype)
     hmix = np.empty(item_hashes.size, dtype=np.uint64)
     for i in prange(item_hashes.size):
         hmix[i] = _splitmix64(item_hashes[i])
@@ -107,33 +170,39 @@ def _bound_rows(indptr, items, counts, seeds, item_hashes, item_tie, item_rank, 
         o = out_ptr[r]
         if n <= max_items and not ordered:
             for j in range(n):
-                out_pos[o + j] = s + j
+                out_items[o + j] = items[s + j]
+                out_counts[o + j] = counts[s + j]
             continue
-        rand = np.empty(n, dtype=np.uint64)
-        prim = np.zeros(n, dtype=np.uint64)
-        tie = np.zeros(n, dtype=np.int64)
-        for j in range(n):
-            if item_tie.size > 1:
-                tie[j] = item_tie[items[s + j]]
-            h = hmix[items[s + j]]
-            rand[j] = h if ordered else _splitmix64(seeds[r] ^ h)
-            if mode != 0:
-                c = np.uint64(0xFFFFFFFF) - np.uint64(min(counts[s + j], 0xFFFFFFFF))
-                if mode == 2:
-                    c |= np.uint64(item_rank[items[s + j]]) << np.uint64(32)
-                prim[j] = c
-        if n > max_items:
-            sel = _select_smallest(prim, rand, tie, max_items, mode == 0)
+        if mode == 0 and not ordered:
+            sel = _sample_smallest(items, s, n, seeds[r], hmix, item_tie, max_items)
         else:
-            sel = np.arange(n)
-        if ordered:
-            # sort the kept items by (prim, rand, tie): stably by each key, least significant first
-            sel = sel[np.argsort(tie[sel], kind="mergesort")]
-            sel = sel[np.argsort(rand[sel], kind="mergesort")]
-            sel = sel[np.argsort(prim[sel], kind="mergesort")]
+            rand = np.empty(n, dtype=np.uint64)
+            prim = np.zeros(n, dtype=np.uint64)
+            tie = np.zeros(n, dtype=np.int64)
+            for j in range(n):
+                if item_tie.size > 1:
+                    tie[j] = item_tie[items[s + j]]
+                h = hmix[items[s + j]]
+                rand[j] = h if ordered else _splitmix64(seeds[r] ^ h)
+                if mode != 0:
+                    c = np.uint64(0xFFFFFFFF) - np.uint64(min(counts[s + j], 0xFFFFFFFF))
+                    if mode == 2:
+                        c |= np.uint64(item_rank[items[s + j]]) << np.uint64(32)
+                    prim[j] = c
+            if n > max_items:
+                sel = _select_smallest(prim, rand, tie, max_items, mode == 0)
+            else:
+                sel = np.arange(n)
+            if ordered:
+                # sort the kept items by (prim, rand, tie): stably by each key, least
+                # significant first
+                sel = sel[np.argsort(tie[sel], kind="mergesort")]
+                sel = sel[np.argsort(rand[sel], kind="mergesort")]
+                sel = sel[np.argsort(prim[sel], kind="mergesort")]
         for j in range(sel.size):
-            out_pos[o + j] = s + sel[j]
-    return out_ptr, out_pos
+            out_items[o + j] = items[s + sel[j]]
+            out_counts[o + j] = counts[s + sel[j]]
+    return out_ptr, out_items, out_counts
 
 
 # one body, compiled twice: threads pay off only on many pairs (a lone user's release, as in the
