@@ -77,21 +77,26 @@ def _select_smallest(prim, rand, tie, k, uniform_prim):
 
 
 @njit(cache=True)
-def _kth_uniform(rand, k):
-    """The value of rank k (0-based) in ``rand``, uniform 64-bit keys: a histogram of the top
-    ~log2(n) bits finds the bucket holding rank k, then only that bucket (~1 key) is sorted.
-    Branch-light, so ~3 ns a key where a quickselect mispredicts half its comparisons."""
-    n = rand.size
+def _sample_row(items, counts, s, n, seed, hmix, item_tie, k, rand, hist, out_items,
+                out_counts, o):
+    """A uniform sample (mode 0, unordered) of k of the row's n > k items into
+    ``out_*[o:o + k]``: the k smallest keys splitmix64(seed ^ hmix), emitted as
+    ``_select_smallest`` emits them (keys below the k-th in row order, then the k-th key's
+    items by ``item_tie``), without partitioning: a histogram of the keys' top ~log2(n) bits,
+    filled while hashing, finds the bucket of the k-th key and only that bucket (~1 key) is
+    sorted; the emission is branch-free. ``rand`` (≥ n) and ``hist`` (≥ 2^16) are scratch."""
     bits = 1
     while (2 << bits) <= n and bits < 16:
         bits += 1
     shift = np.uint64(64 - bits)
-    hist = np.zeros(1 << bits, dtype=np.int64)
+    hist[:1 << bits] = 0
     for j in range(n):
-        hist[rand[j] >> shift] += 1
+        x = _splitmix64(seed ^ hmix[items[s + j]])
+        rand[j] = x
+        hist[x >> shift] += 1
     below = 0
     b = 0
-    while below + hist[b] <= k:
+    while below + hist[b] <= k - 1:
         below += hist[b]
         b += 1
     bucket = np.empty(hist[b], dtype=np.uint64)
@@ -101,41 +106,81 @@ def _kth_uniform(rand, k):
             bucket[m] = rand[j]
             m += 1
     bucket.sort()
-    return bucket[k - below]
-
-
-@njit(cache=True)
-def _sample_smallest(items, s, n, seed, hmix, item_tie, k):
-    """``_select_smallest`` for a uniform sample (mode 0, unordered), without partitioning:
-    the k items of smallest key splitmix64(seed ^ hmix), emitted as ``_select_smallest`` does
-    (keys below the k-th in row order, then the k-th key's items by ``item_tie``)."""
-    rand = np.empty(n, dtype=np.uint64)
-    for j in range(n):
-        rand[j] = _splitmix64(seed ^ hmix[items[s + j]])
-    kth = _kth_uniform(rand, k - 1)
-    out = np.empty(k, dtype=np.int64)
+    kth = bucket[k - 1 - below]
     m = 0
     n_tied = 0
-    for j in range(n):   # branch-free: fewer than k keys lie below the k-th, so m < k
-        out[m] = j
-        m += rand[j] < kth
-        n_tied += rand[j] == kth
+    last_tied = 0
+    for j in range(n):   # fewer than k keys lie below the k-th: writes stay in o..o+k-1
+        x = rand[j]
+        out_items[o + m] = items[s + j]
+        out_counts[o + m] = counts[s + j]
+        m += x < kth
+        if x == kth:
+            n_tied += 1
+            last_tied = j
+    if n_tied == 1:   # the usual case: one item holds the k-th key
+        out_items[o + m] = items[s + last_tied]
+        out_counts[o + m] = counts[s + last_tied]
+        return
+    # equal keys: equal item hashes; the item strings decide, never the interning order
     tied = np.empty(n_tied, dtype=np.int64)
     t = 0
     for j in range(n):
         if rand[j] == kth:
             tied[t] = j
             t += 1
-    if n_tied > 1:
-        # equal keys: equal item hashes; the item strings decide, never the interning order
-        tie = np.zeros(n_tied, dtype=np.int64)
-        if item_tie.size > 1:
-            for j in range(n_tied):
-                tie[j] = item_tie[items[s + tied[j]]]
-        tied = tied[np.argsort(tie, kind="mergesort")]
+    tie = np.zeros(n_tied, dtype=np.int64)
+    if item_tie.size > 1:
+        for j in range(n_tied):
+            tie[j] = item_tie[items[s + tied[j]]]
+    tied = tied[np.argsort(tie, kind="mergesort")]
     for j in range(k - m):
-        out[m + j] = tied[j]
-    return out
+        out_items[o + m + j] = items[s + tied[j]]
+        out_counts[o + m + j] = counts[s + tied[j]]
+
+
+@njit(cache=True)
+def _bound_row(r, indptr, items, counts, seeds, hmix, item_tie, item_rank, max_items, mode,
+               ordered, out_ptr, out_items, out_counts, rand_scratch, hist_scratch):
+    """Row r of ``_bound_rows``."""
+    s = indptr[r]
+    n = indptr[r + 1] - s
+    o = out_ptr[r]
+    if n <= max_items and not ordered:
+        for j in range(n):
+            out_items[o + j] = items[s + j]
+            out_counts[o + j] = counts[s + j]
+        return
+    if mode == 0 and not ordered:
+        _sample_row(items, counts, s, n, seeds[r], hmix, item_tie, max_items, rand_scratch,
+                    hist_scratch, out_items, out_counts, o)
+        return
+    rand = np.empty(n, dtype=np.uint64)
+    prim = np.zeros(n, dtype=np.uint64)
+    tie = np.zeros(n, dtype=np.int64)
+    for j in range(n):
+        if item_tie.size > 1:
+            tie[j] = item_tie[items[s + j]]
+        h = hmix[items[s + j]]
+        rand[j] = h if ordered else _splitmix64(seeds[r] ^ h)
+        if mode != 0:
+            c = np.uint64(0xFFFFFFFF) - np.uint64(min(counts[s + j], 0xFFFFFFFF))
+            if mode == 2:
+                c |= np.uint64(item_rank[items[s + j]]) << np.uint64(32)
+            prim[j] = c
+    if n > max_items:
+        sel = _select_smallest(prim, rand, tie, max_items, mode == 0)
+    else:
+        sel = np.arange(n)
+    if ordered:
+        # sort the kept items by (prim, rand, tie): stably by each key, least
+        # significant first
+        sel = sel[np.argsort(tie[sel], kind="mergesort")]
+        sel = sel[np.argsort(rand[sel], kind="mergesort")]
+        sel = sel[np.argsort(prim[sel], kind="mergesort")]
+    for j in range(sel.size):
+        out_items[o + j] = items[s + sel[j]]
+        out_counts[o + j] = counts[s + sel[j]]
 
 
 def _bound_rows(indptr, items, counts, seeds, item_hashes, item_tie, item_rank, max_items, mode,
@@ -164,44 +209,17 @@ def _bound_rows(indptr, items, counts, seeds, item_hashes, item_tie, item_rank, 
     hmix = np.empty(item_hashes.size, dtype=np.uint64)
     for i in prange(item_hashes.size):
         hmix[i] = _splitmix64(item_hashes[i])
-    for r in prange(n_rows):
-        s = indptr[r]
-        n = indptr[r + 1] - s
-        o = out_ptr[r]
-        if n <= max_items and not ordered:
-            for j in range(n):
-                out_items[o + j] = items[s + j]
-                out_counts[o + j] = counts[s + j]
-            continue
-        if mode == 0 and not ordered:
-            sel = _sample_smallest(items, s, n, seeds[r], hmix, item_tie, max_items)
-        else:
-            rand = np.empty(n, dtype=np.uint64)
-            prim = np.zeros(n, dtype=np.uint64)
-            tie = np.zeros(n, dtype=np.int64)
-            for j in range(n):
-                if item_tie.size > 1:
-                    tie[j] = item_tie[items[s + j]]
-                h = hmix[items[s + j]]
-                rand[j] = h if ordered else _splitmix64(seeds[r] ^ h)
-                if mode != 0:
-                    c = np.uint64(0xFFFFFFFF) - np.uint64(min(counts[s + j], 0xFFFFFFFF))
-                    if mode == 2:
-                        c |= np.uint64(item_rank[items[s + j]]) << np.uint64(32)
-                    prim[j] = c
-            if n > max_items:
-                sel = _select_smallest(prim, rand, tie, max_items, mode == 0)
-            else:
-                sel = np.arange(n)
-            if ordered:
-                # sort the kept items by (prim, rand, tie): stably by each key, least
-                # significant first
-                sel = sel[np.argsort(tie[sel], kind="mergesort")]
-                sel = sel[np.argsort(rand[sel], kind="mergesort")]
-                sel = sel[np.argsort(prim[sel], kind="mergesort")]
-        for j in range(sel.size):
-            out_items[o + j] = items[s + sel[j]]
-            out_counts[o + j] = counts[s + sel[j]]
+    max_len = 0
+    for r in range(n_rows):
+        max_len = max(max_len, indptr[r + 1] - indptr[r])
+    n_chunks = min(n_rows, 64)
+    for c in prange(n_chunks):
+        rand_scratch = np.empty(max_len, dtype=np.uint64)
+        hist_scratch = np.empty(1 << 16, dtype=np.int64)
+        for r in range(c * n_rows // n_chunks, (c + 1) * n_rows // n_chunks):
+            _bound_row(r, indptr, items, counts, seeds, hmix, item_tie, item_rank, max_items,
+                       mode, ordered, out_ptr, out_items, out_counts, rand_scratch,
+                       hist_scratch)
     return out_ptr, out_items, out_counts
 
 
