@@ -14,7 +14,7 @@ _M2 = np.uint64(0xBF58476D1CE4E5B9)
 _M3 = np.uint64(0x94D049BB133111EB)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _splitmix64(x):
     z = x + _M1
     z = (z ^ (z >> np.uint64(30))) * _M2
@@ -23,12 +23,91 @@ def _splitmix64(x):
 
 
 @njit(cache=True)
+def _heapsort(a):
+    """Sorts ``a`` in place in O(n log n) (not stable: equal values are interchangeable)."""
+    n = a.size
+    for end in range(n, 0, -1):
+        # heapify once (end == n), then move the maximum to the end and repair the heap
+        start = n // 2 - 1 if end == n else 0
+        if end < n:
+            a[0], a[end] = a[end], a[0]
+        for root in range(start, -1, -1):
+            r = root
+            while True:
+                c = 2 * r + 1
+                if c >= end:
+                    break
+                if c + 1 < end and a[c + 1] > a[c]:
+                    c += 1
+                if a[r] >= a[c]:
+                    break
+                a[r], a[c] = a[c], a[r]
+                r = c
+
+
+@njit(cache=True)
+def _stable_order(keys):
+    """Indices that sort int64 ``keys`` stably (the one argsort compiled here)."""
+    return np.argsort(keys, kind="mergesort")
+
+
+_SIGN = np.uint64(1 << 63)
+
+
+@njit(cache=True)
+def _stable_order_unsigned(keys):
+    """``_stable_order`` of uint64 keys, mapped to int64 keys in the same order."""
+    return _stable_order((keys ^ _SIGN).view(np.int64))
+
+
+@njit(cache=True)
+def _kth_smallest(a, k):
+    """The value of rank k (0-based) in ``a``, which is reordered: quickselect (median of
+    three, Hoare partition), then a sort of what is left after 2·log2(n) + 8 rounds, so
+    O(n log n) even for counts a user crafted. (``np.partition`` gives the same value but
+    costs seconds of compilation.)"""
+    lo = 0
+    hi = a.size - 1
+    rounds = 8
+    m = a.size
+    while m > 1:
+        rounds += 2
+        m >>= 1
+    while lo < hi:
+        rounds -= 1
+        if rounds < 0:
+            _heapsort(a[lo:hi + 1])
+            return a[k]
+        x, y, z = a[lo], a[(lo + hi) >> 1], a[hi]
+        p = max(min(x, y), min(max(x, y), z))
+        i = lo
+        j = hi
+        while i <= j:
+            while a[i] < p:
+                i += 1
+            while a[j] > p:
+                j -= 1
+            if i <= j:
+                a[i], a[j] = a[j], a[i]
+                i += 1
+                j -= 1
+        # a[lo..j] ≤ p ≤ a[i..hi]; every index strictly between j and i holds p
+        if k <= j:
+            hi = j
+        elif k >= i:
+            lo = i
+        else:
+            return p
+    return a[k]
+
+
+@njit(cache=True)
 def _select_smallest(prim, rand, tie, k, uniform_prim):
     """Indices of the k smallest (prim, rand, tie) triples, in O(n) expected: partition on
     prim, then the ties at the k-th prim value on rand, then (only when two items share a
     64-bit hash) on ``tie``, an order-preserving rank of the item strings. Unordered."""
     n = prim.size
-    kth = prim[0] if uniform_prim else np.partition(prim.copy(), k - 1)[k - 1]
+    kth = prim[0] if uniform_prim else _kth_smallest(prim.copy(), k - 1)
     out = np.empty(k, dtype=np.int64)
     m = 0
     n_eq = 0
@@ -49,7 +128,7 @@ def _select_smallest(prim, rand, tie, k, uniform_prim):
         r = np.empty(n_eq, dtype=np.uint64)
         for j in range(n_eq):
             r[j] = rand[eq[j]]
-        rkth = np.partition(r.copy(), need - 1)[need - 1]
+        rkth = _kth_smallest(r.copy(), need - 1)
         n_tied = 0
         for j in range(n_eq):
             if r[j] < rkth:
@@ -65,7 +144,7 @@ def _select_smallest(prim, rand, tie, k, uniform_prim):
                 t += 1
         # equal rand: equal item hashes (distinct hashes give distinct rand); the item
         # strings decide, never the interning order (which depends on other users)
-        tied = tied[np.argsort(tie[tied], kind="mergesort")]
+        tied = tied[_stable_order(tie[tied])]
         for j in range(k - m):
             out[m] = tied[j]
             m += 1
@@ -105,8 +184,7 @@ def _sample_row(items, counts, s, n, seed, hmix, item_tie, k, rand, hist, out_it
         if (rand[j] >> shift) == b:
             bucket[m] = rand[j]
             m += 1
-    bucket.sort()
-    kth = bucket[k - 1 - below]
+    kth = _kth_smallest(bucket, k - 1 - below)
     m = 0
     n_tied = 0
     last_tied = 0
@@ -133,7 +211,7 @@ def _sample_row(items, counts, s, n, seed, hmix, item_tie, k, rand, hist, out_it
     if item_tie.size > 1:
         for j in range(n_tied):
             tie[j] = item_tie[items[s + tied[j]]]
-    tied = tied[np.argsort(tie, kind="mergesort")]
+    tied = tied[_stable_order(tie)]
     for j in range(k - m):
         out_items[o + m + j] = items[s + tied[j]]
         out_counts[o + m + j] = counts[s + tied[j]]
@@ -175,9 +253,9 @@ def _bound_row(r, indptr, items, counts, seeds, hmix, item_tie, item_rank, max_i
     if ordered:
         # sort the kept items by (prim, rand, tie): stably by each key, least
         # significant first
-        sel = sel[np.argsort(tie[sel], kind="mergesort")]
-        sel = sel[np.argsort(rand[sel], kind="mergesort")]
-        sel = sel[np.argsort(prim[sel], kind="mergesort")]
+        sel = sel[_stable_order(tie[sel])]
+        sel = sel[_stable_order_unsigned(rand[sel])]
+        sel = sel[_stable_order_unsigned(prim[sel])]
     for j in range(sel.size):
         out_items[o + j] = items[s + sel[j]]
         out_counts[o + j] = counts[s + sel[j]]

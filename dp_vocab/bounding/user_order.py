@@ -90,12 +90,12 @@ _C3 = np.uint64(0x7465646279746573)
 _FF = np.uint64(0xFF)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _rotl(x, b):
     return (x << np.uint64(b)) | (x >> np.uint64(64 - b))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _sipround(v0, v1, v2, v3):
     v0 += v1
     v1 = _rotl(v1, 13) ^ v0
