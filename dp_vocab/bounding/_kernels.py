@@ -162,8 +162,8 @@ def _sample_row(items, counts, s, n, seed, hmix, item_tie, k, rand, hist, out_it
     ``out_*[o:o + k]``: the k smallest keys splitmix64(seed ^ hmix), emitted as
     ``_select_smallest`` emits them (keys below the k-th in row order, then the k-th key's
     items by ``item_tie``), without partitioning: a histogram of the keys' top ~log2(n) bits,
-    filled while hashing, finds the bucket of the k-th key and only that bucket (~1 key) is
-    sorted; the emission is branch-free. ``rand`` (≥ n) and ``hist`` (≥ 2^16) are scratch."""
+    filled while hashing, finds the bucket of the k-th key and the selection runs on that
+    bucket only (~1 key); the emission is branch-free. ``rand`` (≥ n) and ``hist`` (≥ 2^16) are scratch."""
     bits = 1
     while (2 << bits) <= n and bits < 16:
         bits += 1

@@ -5,7 +5,7 @@ independent 128-bit SipHash keys derived from the run key K by one HMAC-SHA512. 
 sorted by (F_0, F_1, F_2) (192 bits); seed_uid := F_3. A user's words depend only on (K, its
 id), never on which other users are present or on anyone's data: what the sensitivity proofs
 need. Two distinct users tie on all 192 bits with probability ≤ n²·2⁻¹⁹³ under a secret key
-(≈ 2⁻¹⁵⁹ for a million users); only then would the stable sort fall back on row order.
+(≈ 2⁻¹⁵³ for a million users); only then would the stable sort fall back on row order.
 
 SipHash is a PRF designed for short inputs: evaluated in compiled code over one buffer of all
 encoded ids, it costs nanoseconds per user where a Python HMAC call costs a microsecond.
