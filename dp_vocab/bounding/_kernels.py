@@ -163,7 +163,8 @@ def _sample_row(items, counts, s, n, seed, hmix, item_tie, k, rand, hist, out_it
     ``_select_smallest`` emits them (keys below the k-th in row order, then the k-th key's
     items by ``item_tie``), without partitioning: a histogram of the keys' top ~log2(n) bits,
     filled while hashing, finds the bucket of the k-th key and the selection runs on that
-    bucket only (~1 key); the emission is branch-free. ``rand`` (≥ n) and ``hist`` (≥ 2^16) are scratch."""
+    bucket only (~1 key); the emission is branch-free. ``rand`` (≥ n) and ``hist``
+    (≥ min(n, 2^16)) are scratch."""
     bits = 1
     while (2 << bits) <= n and bits < 16:
         bits += 1
@@ -293,7 +294,7 @@ def _bound_rows(indptr, items, counts, seeds, item_hashes, item_tie, item_rank, 
     n_chunks = min(n_rows, 64)
     for c in prange(n_chunks):
         rand_scratch = np.empty(max_len, dtype=np.uint64)
-        hist_scratch = np.empty(1 << 16, dtype=np.int64)
+        hist_scratch = np.empty(min(max_len, 1 << 16), dtype=np.int64)   # 2^bits ≤ n
         for r in range(c * n_rows // n_chunks, (c + 1) * n_rows // n_chunks):
             _bound_row(r, indptr, items, counts, seeds, hmix, item_tie, item_rank, max_items,
                        mode, ordered, out_ptr, out_items, out_counts, rand_scratch,

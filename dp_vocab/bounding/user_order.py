@@ -165,7 +165,7 @@ def user_keys(user_ids: list, key: bytes) -> tuple[np.ndarray, np.ndarray]:
 def keyed_order(words: np.ndarray) -> np.ndarray:
     """Row indices sorted by their 192-bit order words: by the first word, and only when two
     rows share it (probability ~n²·2⁻⁶⁵) by all three (then a full tie keeps row order)."""
-    order = np.argsort(words[:, 0], kind="stable")
+    order = np.argsort(words[:, 0])   # unstable, but only ever used on distinct words
     first = words[order, 0]
     if first.size > 1 and (first[1:] == first[:-1]).any():
         order = np.lexsort((words[:, 2], words[:, 1], words[:, 0]))
