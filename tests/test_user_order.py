@@ -119,3 +119,24 @@ def test_uniform_cap_keeps_the_k_smallest_keys(data):
         assert got == expect
         pos = {i: indptr[r] + j for j, i in enumerate(row)}
         assert kept_counts[ptr[r]:ptr[r + 1]].tolist() == [int(counts[pos[i]]) for i in got]
+
+
+@given(st.lists(st.integers(0, 3) | st.integers(0, 2**64 - 1), min_size=1, max_size=300),
+       st.data())
+@settings(max_examples=100, deadline=None)
+def test_kth_smallest_is_the_value_of_that_rank(values, data):
+    a = np.array(values, dtype=np.uint64)
+    k = data.draw(st.integers(0, a.size - 1))
+    assert _kernels._kth_smallest(a.copy(), k) == sorted(values)[k]
+    b = a.copy()
+    _kernels._heapsort(b)   # the fallback after too many quickselect rounds
+    assert b.tolist() == sorted(values)
+
+
+def test_kth_smallest_on_inputs_that_defeat_median_of_three():
+    """Sorted, reversed, organ-pipe and all-equal counts (a user chooses its own counts)."""
+    n = 5001
+    for a in (np.arange(n), np.arange(n)[::-1], np.r_[np.arange(n // 2), np.arange(n // 2, -1, -1)],
+              np.full(n, 7), np.arange(n) % 3):
+        for k in (0, n // 3, n - 1):
+            assert _kernels._kth_smallest(a.astype(np.uint64), k) == np.sort(a)[k]
