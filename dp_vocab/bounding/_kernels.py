@@ -46,18 +46,42 @@ def _heapsort(a):
 
 
 @njit(cache=True)
-def _stable_order(keys):
-    """Indices that sort int64 ``keys`` stably (the one argsort compiled here)."""
-    return np.argsort(keys, kind="mergesort")
-
-
-_SIGN = np.uint64(1 << 63)
-
-
-@njit(cache=True)
-def _stable_order_unsigned(keys):
-    """``_stable_order`` of uint64 keys, mapped to int64 keys in the same order."""
-    return _stable_order((keys ^ _SIGN).view(np.int64))
+def _sort_positions(pos, k1, k2, k3):
+    """``pos`` sorted stably by (k1[p], k2[p], k3[p]): a bottom-up merge sort, O(n log n).
+    (Three stable ``np.argsort`` calls give the same order but cost seconds of compilation.)"""
+    n = pos.size
+    a = pos.copy()
+    b = np.empty_like(a)
+    width = 1
+    while width < n:
+        for lo in range(0, n, 2 * width):
+            mid = min(lo + width, n)
+            hi = min(lo + 2 * width, n)
+            i = lo
+            j = mid
+            o = lo
+            while i < mid and j < hi:
+                p = a[i]
+                q = a[j]
+                if k1[q] < k1[p] or (k1[q] == k1[p] and (
+                        k2[q] < k2[p] or (k2[q] == k2[p] and k3[q] < k3[p]))):
+                    b[o] = q   # the right run's key only when strictly smaller: stable
+                    j += 1
+                else:
+                    b[o] = p
+                    i += 1
+                o += 1
+            while i < mid:
+                b[o] = a[i]
+                i += 1
+                o += 1
+            while j < hi:
+                b[o] = a[j]
+                j += 1
+                o += 1
+        a, b = b, a
+        width *= 2
+    return a
 
 
 @njit(cache=True)
@@ -144,7 +168,7 @@ def _select_smallest(prim, rand, tie, k, uniform_prim):
                 t += 1
         # equal rand: equal item hashes (distinct hashes give distinct rand); the item
         # strings decide, never the interning order (which depends on other users)
-        tied = tied[_stable_order(tie[tied])]
+        tied = _sort_positions(tied, prim, rand, tie)   # equal prim and rand: by tie
         for j in range(k - m):
             out[m] = tied[j]
             m += 1
@@ -208,11 +232,11 @@ def _sample_row(items, counts, s, n, seed, hmix, item_tie, k, rand, hist, out_it
         if rand[j] == kth:
             tied[t] = j
             t += 1
-    tie = np.zeros(n_tied, dtype=np.int64)
+    tie = np.zeros(n, dtype=np.int64)
     if item_tie.size > 1:
-        for j in range(n_tied):
-            tie[j] = item_tie[items[s + tied[j]]]
-    tied = tied[_stable_order(tie)]
+        for j in tied:
+            tie[j] = item_tie[items[s + j]]
+    tied = _sort_positions(tied, rand, rand, tie)   # equal rand: by tie
     for j in range(k - m):
         out_items[o + m + j] = items[s + tied[j]]
         out_counts[o + m + j] = counts[s + tied[j]]
@@ -252,11 +276,7 @@ def _bound_row(r, indptr, items, counts, seeds, hmix, item_tie, item_rank, max_i
     else:
         sel = np.arange(n)
     if ordered:
-        # sort the kept items by (prim, rand, tie): stably by each key, least
-        # significant first
-        sel = sel[_stable_order(tie[sel])]
-        sel = sel[_stable_order_unsigned(rand[sel])]
-        sel = sel[_stable_order_unsigned(prim[sel])]
+        sel = _sort_positions(sel, prim, rand, tie)
     for j in range(sel.size):
         out_items[o + j] = items[s + sel[j]]
         out_counts[o + j] = counts[s + sel[j]]
