@@ -4,7 +4,7 @@ Every backend calls these functions on CSR arrays it holds (the whole corpus loc
 partition on a Dask worker), so the privacy-critical selection exists once. The guarantees the
 mechanisms' proofs rely on (mechanisms/README.md):
 
-- a user's place in the processing order is HMAC(key, user id): it depends on the key and the
+- a user's place in the processing order is PRF(key, user id): it depends on the key and the
   user's id only, never on who else is present;
 - a user's kept items (≤ Δ0) depend on its own items and counts, the key and public item hashes
   (and a public rank table), never on other users;
@@ -109,10 +109,10 @@ def bound(indptr: np.ndarray, items: np.ndarray, counts: np.ndarray,
     ``ties`` from ``string_ties``, ``keys`` the users' (order words, seeds) from ``user_keys``."""
     words, seeds = keys
     order = keyed_order(words)
-    out_ptr, pos = _kernels.bound_rows(indptr, items, counts, seeds, hashes, ties,
-                                       bounding.ranks(strings), bounding.max_items,
-                                       int(bounding.priority), bounding.ordered)
-    return Bounded(order, out_ptr, items[pos], counts[pos])
+    out_ptr, kept, kept_counts = _kernels.bound_rows(
+        indptr, items, counts, seeds, hashes, ties, bounding.ranks(strings), bounding.max_items,
+        int(bounding.priority), bounding.ordered)
+    return Bounded(order, out_ptr, kept, kept_counts)
     # bounded: int32 ids and own counts, CSR by user, ≤ Δ0 per row
 
 

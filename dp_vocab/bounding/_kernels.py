@@ -14,7 +14,7 @@ _M2 = np.uint64(0xBF58476D1CE4E5B9)
 _M3 = np.uint64(0x94D049BB133111EB)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _splitmix64(x):
     z = x + _M1
     z = (z ^ (z >> np.uint64(30))) * _M2
@@ -23,12 +23,115 @@ def _splitmix64(x):
 
 
 @njit(cache=True)
+def _heapsort(a):
+    """Sorts ``a`` in place in O(n log n) (not stable: equal values are interchangeable)."""
+    n = a.size
+    for end in range(n, 0, -1):
+        # heapify once (end == n), then move the maximum to the end and repair the heap
+        start = n // 2 - 1 if end == n else 0
+        if end < n:
+            a[0], a[end] = a[end], a[0]
+        for root in range(start, -1, -1):
+            r = root
+            while True:
+                c = 2 * r + 1
+                if c >= end:
+                    break
+                if c + 1 < end and a[c + 1] > a[c]:
+                    c += 1
+                if a[r] >= a[c]:
+                    break
+                a[r], a[c] = a[c], a[r]
+                r = c
+
+
+@njit(cache=True)
+def _sort_positions(pos, k1, k2, k3):
+    """``pos`` sorted stably by (k1[p], k2[p], k3[p]): a bottom-up merge sort, O(n log n).
+    (Three stable ``np.argsort`` calls give the same order but cost seconds of compilation.)"""
+    n = pos.size
+    a = pos.copy()
+    b = np.empty_like(a)
+    width = 1
+    while width < n:
+        for lo in range(0, n, 2 * width):
+            mid = min(lo + width, n)
+            hi = min(lo + 2 * width, n)
+            i = lo
+            j = mid
+            o = lo
+            while i < mid and j < hi:
+                p = a[i]
+                q = a[j]
+                if k1[q] < k1[p] or (k1[q] == k1[p] and (
+                        k2[q] < k2[p] or (k2[q] == k2[p] and k3[q] < k3[p]))):
+                    b[o] = q   # the right run's key only when strictly smaller: stable
+                    j += 1
+                else:
+                    b[o] = p
+                    i += 1
+                o += 1
+            while i < mid:
+                b[o] = a[i]
+                i += 1
+                o += 1
+            while j < hi:
+                b[o] = a[j]
+                j += 1
+                o += 1
+        a, b = b, a
+        width *= 2
+    return a
+
+
+@njit(cache=True)
+def _kth_smallest(a, k):
+    """The value of rank k (0-based) in ``a``, which is reordered: quickselect (median of
+    three, Hoare partition), then a sort of what is left after 2·log2(n) + 8 rounds, so
+    O(n log n) even for counts a user crafted. (``np.partition`` gives the same value but
+    costs seconds of compilation.)"""
+    lo = 0
+    hi = a.size - 1
+    rounds = 8
+    m = a.size
+    while m > 1:
+        rounds += 2
+        m >>= 1
+    while lo < hi:
+        rounds -= 1
+        if rounds < 0:
+            _heapsort(a[lo:hi + 1])
+            return a[k]
+        x, y, z = a[lo], a[(lo + hi) >> 1], a[hi]
+        p = max(min(x, y), min(max(x, y), z))
+        i = lo
+        j = hi
+        while i <= j:
+            while a[i] < p:
+                i += 1
+            while a[j] > p:
+                j -= 1
+            if i <= j:
+                a[i], a[j] = a[j], a[i]
+                i += 1
+                j -= 1
+        # a[lo..j] ≤ p ≤ a[i..hi]; every index strictly between j and i holds p
+        if k <= j:
+            hi = j
+        elif k >= i:
+            lo = i
+        else:
+            return p
+    return a[k]
+
+
+@njit(cache=True)
 def _select_smallest(prim, rand, tie, k, uniform_prim):
     """Indices of the k smallest (prim, rand, tie) triples, in O(n) expected: partition on
     prim, then the ties at the k-th prim value on rand, then (only when two items share a
     64-bit hash) on ``tie``, an order-preserving rank of the item strings. Unordered."""
     n = prim.size
-    kth = prim[0] if uniform_prim else np.partition(prim.copy(), k - 1)[k - 1]
+    kth = prim[0] if uniform_prim else _kth_smallest(prim.copy(), k - 1)
     out = np.empty(k, dtype=np.int64)
     m = 0
     n_eq = 0
@@ -49,7 +152,7 @@ def _select_smallest(prim, rand, tie, k, uniform_prim):
         r = np.empty(n_eq, dtype=np.uint64)
         for j in range(n_eq):
             r[j] = rand[eq[j]]
-        rkth = np.partition(r.copy(), need - 1)[need - 1]
+        rkth = _kth_smallest(r.copy(), need - 1)
         n_tied = 0
         for j in range(n_eq):
             if r[j] < rkth:
@@ -65,7 +168,7 @@ def _select_smallest(prim, rand, tie, k, uniform_prim):
                 t += 1
         # equal rand: equal item hashes (distinct hashes give distinct rand); the item
         # strings decide, never the interning order (which depends on other users)
-        tied = tied[np.argsort(tie[tied], kind="mergesort")]
+        tied = _sort_positions(tied, prim, rand, tie)   # equal prim and rand: by tie
         for j in range(k - m):
             out[m] = tied[j]
             m += 1
@@ -76,10 +179,113 @@ def _select_smallest(prim, rand, tie, k, uniform_prim):
     return out
 
 
+@njit(cache=True)
+def _sample_row(items, counts, s, n, seed, hmix, item_tie, k, rand, hist, out_items,
+                out_counts, o):
+    """A uniform sample (mode 0, unordered) of k of the row's n > k items into
+    ``out_*[o:o + k]``: the k smallest keys splitmix64(seed ^ hmix), emitted as
+    ``_select_smallest`` emits them (keys below the k-th in row order, then the k-th key's
+    items by ``item_tie``), without partitioning: a histogram of the keys' top ~log2(n) bits,
+    filled while hashing, finds the bucket of the k-th key and the selection runs on that
+    bucket only (~1 key); the emission is branch-free. ``rand`` (≥ n) and ``hist``
+    (≥ min(n, 2^16)) are scratch."""
+    bits = 1
+    while (2 << bits) <= n and bits < 16:
+        bits += 1
+    shift = np.uint64(64 - bits)
+    hist[:1 << bits] = 0
+    for j in range(n):
+        x = _splitmix64(seed ^ hmix[items[s + j]])
+        rand[j] = x
+        hist[x >> shift] += 1
+    below = 0
+    b = 0
+    while below + hist[b] <= k - 1:
+        below += hist[b]
+        b += 1
+    bucket = np.empty(hist[b], dtype=np.uint64)
+    m = 0
+    for j in range(n):
+        if (rand[j] >> shift) == b:
+            bucket[m] = rand[j]
+            m += 1
+    kth = _kth_smallest(bucket, k - 1 - below)
+    m = 0
+    n_tied = 0
+    last_tied = 0
+    for j in range(n):   # fewer than k keys lie below the k-th: writes stay in o..o+k-1
+        x = rand[j]
+        out_items[o + m] = items[s + j]
+        out_counts[o + m] = counts[s + j]
+        m += x < kth
+        if x == kth:
+            n_tied += 1
+            last_tied = j
+    if n_tied == 1:   # the usual case: one item holds the k-th key
+        out_items[o + m] = items[s + last_tied]
+        out_counts[o + m] = counts[s + last_tied]
+        return
+    # equal keys: equal item hashes; the item strings decide, never the interning order
+    tied = np.empty(n_tied, dtype=np.int64)
+    t = 0
+    for j in range(n):
+        if rand[j] == kth:
+            tied[t] = j
+            t += 1
+    tie = np.zeros(n, dtype=np.int64)
+    if item_tie.size > 1:
+        for j in tied:
+            tie[j] = item_tie[items[s + j]]
+    tied = _sort_positions(tied, rand, rand, tie)   # equal rand: by tie
+    for j in range(k - m):
+        out_items[o + m + j] = items[s + tied[j]]
+        out_counts[o + m + j] = counts[s + tied[j]]
+
+
+@njit(cache=True)
+def _bound_row(r, indptr, items, counts, seeds, hmix, item_tie, item_rank, max_items, mode,
+               ordered, out_ptr, out_items, out_counts, rand_scratch, hist_scratch):
+    """Row r of ``_bound_rows``."""
+    s = indptr[r]
+    n = indptr[r + 1] - s
+    o = out_ptr[r]
+    if n <= max_items and not ordered:
+        for j in range(n):
+            out_items[o + j] = items[s + j]
+            out_counts[o + j] = counts[s + j]
+        return
+    if mode == 0 and not ordered:
+        _sample_row(items, counts, s, n, seeds[r], hmix, item_tie, max_items, rand_scratch,
+                    hist_scratch, out_items, out_counts, o)
+        return
+    rand = np.empty(n, dtype=np.uint64)
+    prim = np.zeros(n, dtype=np.uint64)
+    tie = np.zeros(n, dtype=np.int64)
+    for j in range(n):
+        if item_tie.size > 1:
+            tie[j] = item_tie[items[s + j]]
+        h = hmix[items[s + j]]
+        rand[j] = h if ordered else _splitmix64(seeds[r] ^ h)
+        if mode != 0:
+            c = np.uint64(0xFFFFFFFF) - np.uint64(min(counts[s + j], 0xFFFFFFFF))
+            if mode == 2:
+                c |= np.uint64(item_rank[items[s + j]]) << np.uint64(32)
+            prim[j] = c
+    if n > max_items:
+        sel = _select_smallest(prim, rand, tie, max_items, mode == 0)
+    else:
+        sel = np.arange(n)
+    if ordered:
+        sel = _sort_positions(sel, prim, rand, tie)
+    for j in range(sel.size):
+        out_items[o + j] = items[s + sel[j]]
+        out_counts[o + j] = counts[s + sel[j]]
+
+
 def _bound_rows(indptr, items, counts, seeds, item_hashes, item_tie, item_rank, max_items, mode,
                 ordered):
-    """Cap every user to ≤ max_items items; returns (indptr, positions) of the bounded sets,
-    positions indexing the input ``items``/``counts`` arrays.
+    """Cap every user to ≤ max_items items; returns (indptr, items, counts) of the bounded sets
+    (CSR, the same rows as the input).
 
     Priority (``Priority`` values), lowest first: mode 0 a per-user random key splitmix64(seed_user ^ mix(hash(item)))
     (a uniform sample; a function of the run key, the user id and the item string only);
@@ -97,43 +303,23 @@ def _bound_rows(indptr, items, counts, seeds, item_hashes, item_tie, item_rank, 
     out_ptr = np.zeros(n_rows + 1, dtype=np.int64)
     for r in range(n_rows):
         out_ptr[r + 1] = out_ptr[r] + min(indptr[r + 1] - indptr[r], max_items)
-    out_pos = np.empty(out_ptr[n_rows], dtype=np.int64)
+    out_items = np.empty(out_ptr[n_rows], dtype=items.dtype)
+    out_counts = np.empty(out_ptr[n_rows], dtype=counts.dtype)
     hmix = np.empty(item_hashes.size, dtype=np.uint64)
     for i in prange(item_hashes.size):
         hmix[i] = _splitmix64(item_hashes[i])
-    for r in prange(n_rows):
-        s = indptr[r]
-        n = indptr[r + 1] - s
-        o = out_ptr[r]
-        if n <= max_items and not ordered:
-            for j in range(n):
-                out_pos[o + j] = s + j
-            continue
-        rand = np.empty(n, dtype=np.uint64)
-        prim = np.zeros(n, dtype=np.uint64)
-        tie = np.zeros(n, dtype=np.int64)
-        for j in range(n):
-            if item_tie.size > 1:
-                tie[j] = item_tie[items[s + j]]
-            h = hmix[items[s + j]]
-            rand[j] = h if ordered else _splitmix64(seeds[r] ^ h)
-            if mode != 0:
-                c = np.uint64(0xFFFFFFFF) - np.uint64(min(counts[s + j], 0xFFFFFFFF))
-                if mode == 2:
-                    c |= np.uint64(item_rank[items[s + j]]) << np.uint64(32)
-                prim[j] = c
-        if n > max_items:
-            sel = _select_smallest(prim, rand, tie, max_items, mode == 0)
-        else:
-            sel = np.arange(n)
-        if ordered:
-            # sort the kept items by (prim, rand, tie): stably by each key, least significant first
-            sel = sel[np.argsort(tie[sel], kind="mergesort")]
-            sel = sel[np.argsort(rand[sel], kind="mergesort")]
-            sel = sel[np.argsort(prim[sel], kind="mergesort")]
-        for j in range(sel.size):
-            out_pos[o + j] = s + sel[j]
-    return out_ptr, out_pos
+    max_len = 0
+    for r in range(n_rows):
+        max_len = max(max_len, indptr[r + 1] - indptr[r])
+    n_chunks = min(n_rows, 64)
+    for c in prange(n_chunks):
+        rand_scratch = np.empty(max_len, dtype=np.uint64)
+        hist_scratch = np.empty(min(max_len, 1 << 16), dtype=np.int64)   # 2^bits ≤ n
+        for r in range(c * n_rows // n_chunks, (c + 1) * n_rows // n_chunks):
+            _bound_row(r, indptr, items, counts, seeds, hmix, item_tie, item_rank, max_items,
+                       mode, ordered, out_ptr, out_items, out_counts, rand_scratch,
+                       hist_scratch)
+    return out_ptr, out_items, out_counts
 
 
 # one body, compiled twice: threads pay off only on many pairs (a lone user's release, as in the

@@ -53,25 +53,34 @@ def l1_descent(order, indptr, items, n_items, gamma):
 @njit(cache=True)
 def l2_descent(order, indptr, items, n_items, gamma):
     """Policy Gaussian (Gopi et al. Alg. 5): move the user's items below Γ towards Γ·1 by L2
-    distance ≤ 1 (all to Γ if they are within distance 1)."""
+    distance ≤ 1 (all to Γ if they are within distance 1). The gaps are read once per user and
+    kept for the update (the row's items are distinct, so they do not change in between)."""
     hist = np.zeros(n_items, dtype=np.float64)
+    maxlen = 0
+    for r in range(indptr.size - 1):
+        maxlen = max(maxlen, indptr[r + 1] - indptr[r])
+    gaps = np.empty(maxlen, dtype=np.float64)
+    idx = np.empty(maxlen, dtype=np.int64)
     for r in order:
         z2 = 0.0
+        n = 0
         for j in range(indptr[r], indptr[r + 1]):
             u = items[j]
-            if hist[u] < gamma:
-                g = gamma - hist[u]
+            g = gamma - hist[u]
+            if g > 0.0:   # hist[u] < Γ (finite floats: the difference is 0 only when equal)
+                gaps[n] = g
+                idx[n] = u
+                n += 1
                 z2 += g * g
         if z2 == 0.0:
             continue
         z = np.sqrt(z2)
-        for j in range(indptr[r], indptr[r + 1]):
-            u = items[j]
-            if hist[u] < gamma:
-                if z <= 1.0:
-                    hist[u] = gamma
-                else:
-                    hist[u] += (gamma - hist[u]) / z
+        if z <= 1.0:
+            for i in range(n):
+                hist[idx[i]] = gamma
+        else:
+            for i in range(n):
+                hist[idx[i]] += gaps[i] / z
     return hist
 
 

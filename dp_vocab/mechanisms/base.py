@@ -1,7 +1,7 @@
 """The interface every set-union mechanism follows, and the shared release path.
 
 release(D) = decisions( weights( policy( bound(D, key), order(key) ) ) ):
-  1. order(key): users sorted by HMAC(key, user id)               (bounding/user_order.py)
+  1. order(key): users sorted by PRF(key, user id)                (bounding/user_order.py)
   2. bound: each user's set capped to Δ0 items with own randomness  (bounding: ``Bounding``)
   3. weights: the mechanism's histogram over candidate items        (``weighting`` or a policy)
   4. decisions: item released iff ExactBernoulli(P(H[u] + Z > ρ))   (privacy/noise.py)

@@ -1,0 +1,140 @@
+"""Release-stage benchmark: compiled histogram vs a plain-Python reference, and compile cost.
+
+    python benchmarks/bench_release.py [--corpus PATH] [--epsilon 3] [--delta e^-10]
+                                       [--max-items 100] [--repeats 5]
+
+In one run:
+  1. compile cost: a small Policy Gaussian / Weighted Gaussian / DP-SIPS release in a fresh
+     process with an empty numba cache (cold: everything compiles), then again with the cache
+     it left (warm: what every later run pays);
+  2. the corpus, loaded once with ``extract_itemsets``;
+  3. the Policy Gaussian histogram (user order + bounding + L2 descent + candidates) after a
+     warm-up, best and median of ``--repeats``, wall and CPU seconds, against the plain
+     reference of the same algorithm (HMAC-SHA256 per user, sort, per-user random cap,
+     per-user L2-descent loop over dicts), and their ratio;
+  4. full release times (histogram + exact Bernoulli decisions) of Policy Gaussian, Weighted
+     Gaussian and DP-SIPS.
+The machine's load average is printed beside the times: other processes on the same cores
+inflate wall times (CPU seconds less so). Public benchmark corpus, so statistics may be printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from bench_mechanisms import reference_histogram  # noqa: E402
+
+SHARED = HERE.parent.parent / "shared" / "corpora"
+KEY = b"benchmark-key-0123456789abcdef!!"
+
+_FIRST_RUN = """
+import time
+t0 = time.perf_counter()
+from dp_vocab import ItemSets, make_mechanism
+from dp_vocab.privacy.noise import RandomSource
+t1 = time.perf_counter()
+its = ItemSets.from_user_items([(f"u{i}", [f"w{j}" for j in range(i % 9 + 1)])
+                               for i in range(300)])
+for name in ("policy_gaussian", "weighted_gaussian", "dp_sips"):
+    make_mechanism(name, epsilon=3.0, delta=1e-5, max_items_per_user=4).release(
+        its, random=RandomSource(seed=1))
+print(f"{t1 - t0:.2f} {time.perf_counter() - t1:.2f}")
+"""
+
+
+def first_run_seconds(cache_dir: str) -> tuple[float, float]:
+    """(import seconds, seconds of the first small releases) in a fresh process."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": cache_dir,
+           "PYTHONPATH": os.pathsep.join([str(HERE.parent), os.environ.get("PYTHONPATH", "")])}
+    out = subprocess.run([sys.executable, "-c", _FIRST_RUN], env=env, check=True,
+                         capture_output=True, text=True).stdout.split()
+    return float(out[0]), float(out[1])
+
+
+def timed(f, repeats: int) -> tuple[float, float, float]:
+    """(best wall, median wall, best CPU) seconds of ``f()`` over ``repeats`` calls."""
+    wall, cpu = [], []
+    for _ in range(repeats):
+        t, c = time.perf_counter(), time.process_time()
+        f()
+        wall.append(time.perf_counter() - t)
+        cpu.append(time.process_time() - c)
+    return min(wall), float(np.median(wall)), min(cpu)
+
+
+def load() -> str:
+    return "load average %.1f %.1f %.1f" % os.getloadavg()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--corpus", type=Path, default=SHARED / "reddit_college.jsonl.gz")
+    ap.add_argument("--epsilon", type=float, default=3.0)
+    ap.add_argument("--delta", type=float, default=math.exp(-10))
+    ap.add_argument("--max-items", type=int, default=100)
+    ap.add_argument("--repeats", type=int, default=5)
+    args = ap.parse_args()
+
+    with tempfile.TemporaryDirectory() as cache:
+        imp, cold = first_run_seconds(cache)
+        _, warm = first_run_seconds(cache)
+    print(f"first small release of policy_gaussian + weighted_gaussian + dp_sips in a fresh "
+          f"process (import {imp:.1f} s): cold numba cache {cold:.1f} s, warm cache "
+          f"{warm:.2f} s ({load()})", flush=True)
+
+    from dp_vocab import make_mechanism
+    from dp_vocab.corpora import JsonlReader
+    from dp_vocab.extraction import extract_itemsets
+    from dp_vocab.privacy.noise import RandomSource
+    from dp_vocab.text.items import ItemExtractor
+    from dp_vocab.text.tokenizers import RegexTokenizer
+
+    t = time.perf_counter()
+    itemsets = extract_itemsets(JsonlReader(args.corpus), ItemExtractor(RegexTokenizer()))
+    print(f"extracted {itemsets.n_users:,} users, {itemsets.n_pairs:,} (user, item) pairs in "
+          f"{time.perf_counter() - t:.1f} s", flush=True)
+    kw = dict(epsilon=args.epsilon, delta=args.delta, max_items_per_user=args.max_items)
+    print(f"ε={args.epsilon:g} δ={args.delta:.3g} Δ0={args.max_items}; best / median of "
+          f"{args.repeats} after a warm-up\n")
+
+    policy = make_mechanism("policy_gaussian", **kw)
+    policy.histogram(itemsets, KEY)   # warm-up: threads started, kernels loaded
+    best, med, cpu = timed(lambda: policy._histogram(itemsets, KEY), args.repeats)
+    print(f"policy_gaussian histogram: {best:.3f} s / {med:.3f} s wall, {cpu:.3f} s CPU "
+          f"({load()})", flush=True)
+    users = {str(u): Counter(dict(zip((itemsets.vocab[int(i)] for i in itemsets.row(r)[0]),
+                                      itemsets.row(r)[1].tolist())))
+             for r, u in enumerate(itemsets.user_ids)}
+    t, c = time.perf_counter(), time.process_time()
+    reference_histogram("policy_gaussian", policy, users, KEY, None)
+    ref, ref_cpu = time.perf_counter() - t, time.process_time() - c
+    print(f"plain reference (HMAC per user, sort, per-user L2 descent over dicts): {ref:.2f} s "
+          f"wall, {ref_cpu:.2f} s CPU ({load()})\nratio: {ref / best:.0f}× wall (best), "
+          f"{ref / med:.0f}× wall (median), {ref_cpu / cpu:.0f}× CPU\n", flush=True)
+
+    for name in ("policy_gaussian", "weighted_gaussian", "dp_sips"):
+        mech = make_mechanism(name, **kw)
+        mech.release(itemsets.select_rows([0]), random=RandomSource(seed=0))   # warm-up
+        sizes = []
+
+        def release():
+            sizes.append(len(mech.release(itemsets, key=KEY, random=RandomSource(seed=0))))
+        best, med, cpu = timed(release, args.repeats)
+        print(f"{name:18s} release: {best:.3f} s / {med:.3f} s wall, {cpu:.3f} s CPU, "
+              f"{sizes[-1]:,} items ({load()})", flush=True)
+
+
+if __name__ == "__main__":
+    main()
