@@ -7,8 +7,9 @@ weighted Benjamini-Hochberg procedure at a stated false-discovery rate q, on the
 noisy weights, with weights from public rank only. Items outside P keep the usual threshold ρ.
 
 - ``PublicDomain``: P, its public ranks and its record (source, size, SHA-256);
-- ``weighted_bh``: the BH decisions over P, drawn exactly from closed-form probabilities (no
-  noise value is materialised, as everywhere else: mechanisms/README.md §3);
+- ``weighted_bh``: the BH decisions over P (plain, or adaptive with a weighted Storey estimate
+  of the null weight), drawn exactly from closed-form probabilities (no noise value is
+  materialised, as everywhere else: mechanisms/README.md §3);
 - ``release_with_public_domain``: one Gaussian release (candidates and P);
 - ``PolicyGaussianPublic`` and ``DPSIPSPublic``: the two mechanisms built on them.
 """
@@ -334,7 +335,8 @@ class PolicyGaussianPublic(_PublicDomainParams, PolicyGaussian):
     - L2-descent with per-item cutoffs Γ_x = (public_cutoff + α)·σ on P, ρ + α·σ elsewhere:
       ‖H(D) − H(D′)‖₂ ≤ 1, X's t unique items outside P weigh ≤ 1/√t;
     - noise N(0, σ²), σ = σ_AGM(ε, δ/2; 1), on every candidate and every item of P;
-    - outside P: threshold ρ = max_t [1/√t − σΦ⁻¹(δ_t(δ/2))]; on P: weighted BH at q;
+    - outside P: threshold ρ = max_t [1/√t − σΦ⁻¹(δ_t(δ/2))]; on P: weighted BH at q
+      (``public_adaptive``: at q/π̂, π̂ the weighted Storey estimate at ``public_lambda``, §9);
     - guarantee: (ε, δ/2 + δ/2)-DP; false-discovery rate over the release ≤ q.
     """
 
