@@ -4,7 +4,8 @@ A list P of items fixed from public information before any data is seen (by defa
 words for the recipe's language, normalised by the recipe's own item extractor) is noised as a
 whole, zero-weight items included. Its items then need no δ-threshold: they are released by a
 weighted Benjamini-Hochberg procedure at a stated false-discovery rate q, on the p-values of their
-noisy weights, with weights from public rank only. Items outside P keep the usual threshold ρ.
+noisy weights, with weights from public rank only; by default adaptive (run at q/π̂, π̂ an
+estimate of the null weight from the same p-values: public.md §9). Items outside P keep the usual threshold ρ.
 
 - ``PublicDomain``: P, its public ranks and its record (source, size, SHA-256);
 - ``weighted_bh``: the BH decisions over P (plain, or adaptive with a weighted Storey estimate
@@ -265,7 +266,7 @@ class _PublicDomainParams(Mechanism):
     public_items: str | Path | Sequence[str] = "wordfreq:en"
     public_bands: Sequence[Sequence[float]] = DEFAULT_BANDS
     public_fdr: float = 0.01
-    public_adaptive: bool = False
+    public_adaptive: bool = True    # Storey-type adaptive BH (public.md §9, measured §6)
     public_lambda: float = 0.5
     domain: PublicDomain = field(init=False, repr=False, compare=False)
 
@@ -335,8 +336,9 @@ class PolicyGaussianPublic(_PublicDomainParams, PolicyGaussian):
     - L2-descent with per-item cutoffs Γ_x = (public_cutoff + α)·σ on P, ρ + α·σ elsewhere:
       ‖H(D) − H(D′)‖₂ ≤ 1, X's t unique items outside P weigh ≤ 1/√t;
     - noise N(0, σ²), σ = σ_AGM(ε, δ/2; 1), on every candidate and every item of P;
-    - outside P: threshold ρ = max_t [1/√t − σΦ⁻¹(δ_t(δ/2))]; on P: weighted BH at q
-      (``public_adaptive``: at q/π̂, π̂ the weighted Storey estimate at ``public_lambda``, §9);
+    - outside P: threshold ρ = max_t [1/√t − σΦ⁻¹(δ_t(δ/2))]; on P: adaptive weighted BH at
+      q/π̂, π̂ the weighted Storey estimate at ``public_lambda`` (§9; ``public_adaptive=False``:
+      plain weighted BH at q);
     - guarantee: (ε, δ/2 + δ/2)-DP; false-discovery rate over the release ≤ q.
     """
 
@@ -405,9 +407,9 @@ class PolicyGaussianPublic(_PublicDomainParams, PolicyGaussian):
 class DPSIPSPublic(_PublicDomainParams, DPSIPS):
     """DP-SIPS with a public domain. Privacy claim (public.md §4): rounds 1..R−1 as DP-SIPS;
     the last round releases the candidates outside P by its threshold τ_R and the items of P
-    not yet released by weighted BH at q (earlier releases counted as discoveries), all with its
-    σ_R. Guarantee (ε, δ)-DP as DP-SIPS; false-discovery rate over the whole release ≤ q (only
-    the last round can release an item nobody holds)."""
+    not yet released by (adaptive, §9) weighted BH at q (earlier releases counted as
+    discoveries), all with its σ_R. Guarantee (ε, δ)-DP as DP-SIPS; false-discovery rate over
+    the whole release ≤ q (only the last round can release an item nobody holds)."""
 
     name = "dp_sips_public"
     summary = "DP-SIPS + public domain (weighted BH at FDR q in the last round)"
