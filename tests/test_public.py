@@ -186,6 +186,90 @@ def test_bh_all_nulls_release_something_with_probability_q():
     assert binomtest(hits, n, q).pvalue > 1e-6, hits / n
 
 
+# ---- adaptive weighted BH (public.md §9) ---------------------------------------------------------
+
+
+def adaptive_bh_reference(p, w, q, lam, others=0):
+    """Weighted Storey-type adaptive BH on explicit p-values, straight from public.md §9:
+    π̂ = (max w + Σ w·1{p > λ})/(m(1 − λ)); reject p_x ≤ min(λ, w_x·(q/π̂)·(k* + r₀)/m)."""
+    m = p.size
+    pi_hat = (w.max() + w[p > lam].sum()) / (m * (1 - lam))
+    level = q / pi_hat
+    k_star = 0
+    for k in range(m, 0, -1):
+        c = np.minimum(w * level * (k + others) / m, lam)
+        if np.sum((w > 0) & (p <= c)) >= k:
+            k_star = k
+            break
+    c = np.minimum(w * level * (k_star + others) / m, lam)
+    return (w > 0) & (p <= c) if k_star else np.zeros(m, dtype=bool)
+
+
+def test_adaptive_bh_releases_strong_items_and_discards_p_above_lambda():
+    H = np.array([1e6] * 4 + [0.0] * 4)
+    w = np.array([1.0] * 8)
+    for seed in range(20):
+        out = weighted_bh(H, w, 1.0, 0.1, RandomSource(seed), adaptive_lambda=0.5)
+        assert out[:4].all()
+    # an item whose every critical value would exceed λ is still capped at λ: with q/π̂·w ≫ 1
+    # the release rate of a null is P(p ≤ λ) = λ, never more
+    rng = RandomSource(5)
+    hits = sum(weighted_bh(np.array([1e6] * 30 + [0.0]), np.array([1.0] * 30 + [40.0]),
+                           1.0, 0.5, rng, adaptive_lambda=0.05)[-1] for _ in range(400))
+    assert hits < 50   # Binomial(400, 0.05): mean 20, P(≥ 50) < 1e-7
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("others", [0, 25])
+def test_adaptive_bh_draws_have_the_law_of_adaptive_bh_on_noisy_values(others):
+    """Release frequency of each item by ``weighted_bh(adaptive_lambda=λ)`` vs the reference
+    applied to explicit Gaussian noise: two-proportion z-tests at 1e-6/m each (Bonferroni);
+    a correct implementation fails with probability ≤ 1e-6 per case. Signals near the
+    thresholds and λ = 0.3 make both the λ-draw and the conditional BH draws matter."""
+    from scipy.stats import norm
+    H = np.array([0, 0, 0, 0, 0, 0, 2.0, 2.5, 3.0, 3.5, 4.0, 6.0, 0, 0, 1.0, 0.5, 8, 8, 8, 8])
+    w = np.array([4, 4, 1, 1, 0.25, 0.25, 4, 1, 1, 0.25, 1, 1, 1, 2, 2, 0.5, 1, 1, 1, 1])
+    w = w * (w.size / w.sum())
+    sigma, q, lam, n = 1.3, 0.2, 0.3, 20_000
+    rng = RandomSource()
+    ours = np.zeros(H.size)
+    for _ in range(n):
+        ours += weighted_bh(H, w, sigma, q, rng, other_discoveries=others, adaptive_lambda=lam)
+    gen = np.random.default_rng()
+    ref = np.zeros(H.size)
+    for _ in range(n):
+        y = H + sigma * gen.standard_normal(H.size)
+        ref += adaptive_bh_reference(norm.sf(y / sigma), w, q, lam, others)
+    p1, p2 = ours / n, ref / n
+    pooled = (ours + ref) / (2 * n)
+    se = np.sqrt(np.maximum(pooled * (1 - pooled), 1e-12) * 2 / n)
+    z = np.abs(p1 - p2) / se
+    assert np.all(z < norm.isf(1e-6 / (2 * H.size))), list(zip(p1, p2))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("others", [0, 100])
+def test_adaptive_bh_false_discovery_rate_is_at_most_q(others):
+    """Few nulls with low weight (null weight share Σ_null w/m = 1/16) among strong and
+    moderate signals: plain BH's rate is about q/16, adaptive BH's must be ≤ q (public.md §9)
+    and well above plain BH's bound. Hoeffding: the share is in [0, 1], so the mean of n runs
+    is within t = sqrt(ln(1e6)/(2n)) of its expectation except with probability 2e-6; the
+    test fails falsely with probability ≤ 4e-6 per case (two one-sided checks)."""
+    m1, m0, q, lam, n = 1200, 800, 0.2, 0.5, 6_000
+    H = np.concatenate([np.full(m1 - 200, 1e6), np.linspace(1.0, 4.0, 200), np.zeros(m0)])
+    w = np.concatenate([np.full(m1, 2.5), np.full(m0, 0.25)])
+    w = w * (w.size / w.sum())
+    null_share = w[m1:].sum() / w.size
+    rng = RandomSource()
+    shares = np.empty(n)
+    for i in range(n):
+        out = weighted_bh(H, w, 1.0, q, rng, other_discoveries=others, adaptive_lambda=lam)
+        shares[i] = out[m1:].sum() / max(out.sum() + others, 1)
+    t = math.sqrt(math.log(1e6) / (2 * n))
+    assert shares.mean() <= q + t, (shares.mean(), q)
+    assert shares.mean() >= 4 * q * null_share + t, (shares.mean(), q * null_share)
+
+
 # ---- the list ------------------------------------------------------------------------------------
 
 
@@ -229,7 +313,9 @@ def test_parameters_are_checked(name):
     for field, bad in (("public_fdr", 0), ("public_fdr", 0.7), ("public_fdr", True),
                        ("public_bands", []), ("public_bands", [[10, 1], [5, 1]]),
                        ("public_bands", [[10, -1]]), ("public_bands", [[10, 0]]),
-                       ("public_bands", "x"), ("public_bands", [[10.5, 1]])):
+                       ("public_bands", "x"), ("public_bands", [[10.5, 1]]),
+                       ("public_adaptive", 1), ("public_adaptive", "yes"),
+                       ("public_lambda", 0), ("public_lambda", 1.0), ("public_lambda", True)):
         with pytest.raises(ParameterError, match=field):
             make_mechanism(name, **{**base, field: bad})
     if name == "policy_gaussian_public":

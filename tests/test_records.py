@@ -71,6 +71,12 @@ CASES = {
         "policy_gaussian_public", public_items=_public_list(t), public_fdr=0.3)},
     "dp_sips_public": lambda t: {"mechanism": mech(
         "dp_sips_public", public_items=_public_list(t), public_fdr=0.3)},
+    "policy_gaussian_public_plain_bh": lambda t: {"mechanism": mech(
+        "policy_gaussian_public", public_items=_public_list(t), public_fdr=0.3,
+        public_adaptive=False)},
+    "policy_gaussian_public_lambda": lambda t: {"mechanism": mech(
+        "policy_gaussian_public", public_items=_public_list(t), public_fdr=0.3,
+        public_lambda=0.6)},
     "top_k": lambda t: {"mechanism": mech("top_k", k=2)},
     "counts_stage": lambda t: {"mechanism": mech("policy_gaussian"),
                                "counts": {"@counts": "dp_vocab.discrete_laplace_counts.v1",

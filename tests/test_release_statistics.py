@@ -167,10 +167,34 @@ def test_zero_weight_public_items_released_at_the_bh_rate(name):
     independent p-values, weighted BH rejects anything with probability Σw·q/m = q). Exact
     binomial test at ALPHA; the lone user's own items are counted by the test above."""
     m = make_mechanism(name, epsilon=EPS, delta=DELTA, max_items_per_user=D0,
-                       public_items=[f"p{i}" for i in range(20)], public_fdr=0.05)
+                       public_items=[f"p{i}" for i in range(20)], public_fdr=0.05,
+                       public_adaptive=False)
     d = ItemSets.from_user_items([("x", ["a", "b", "c", "d"])])
     public = m.public_item_set
     rng = RandomSource()
     n = N // 4
     hits = sum(bool(set(m.release(d, random=rng).items) & public) for _ in range(n))
     assert binomtest(hits, n, 0.05).pvalue > ALPHA, hits / n
+
+
+@pytest.mark.parametrize("name", PUBLIC)
+def test_zero_weight_public_items_adaptive_rate_is_at_most_q(name):
+    """The same corpus with adaptive BH (public.md §9): every released public item is a false
+    discovery and the lone user's released items count as other discoveries, so the mean
+    false-discovery proportion over n runs estimates the FDR ≤ q. Hoeffding (the proportion is
+    in [0, 1]): a correct mechanism exceeds q + sqrt(ln(1/ALPHA)/(2n)) with probability ≤ ALPHA."""
+    m = make_mechanism(name, epsilon=EPS, delta=DELTA, max_items_per_user=D0,
+                       public_items=[f"p{i}" for i in range(20)], public_fdr=0.05,
+                       public_adaptive=True, public_lambda=0.5)
+    d = ItemSets.from_user_items([("x", ["a", "b", "c", "d"])])
+    public = m.public_item_set
+    rng = RandomSource()
+    n = N // 4
+    hits, fdp = 0, 0.0
+    for _ in range(n):
+        items = set(m.release(d, random=rng).items)
+        v = len(items & public)
+        hits += v > 0
+        fdp += v / max(len(items), 1)
+    assert fdp / n <= 0.05 + math.sqrt(math.log(1 / ALPHA) / (2 * n)), fdp / n
+    assert hits > 0   # q/π̂ ≈ q/1.1 here: P(no hit in n runs) is astronomically small

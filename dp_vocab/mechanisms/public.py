@@ -4,11 +4,13 @@ A list P of items fixed from public information before any data is seen (by defa
 words for the recipe's language, normalised by the recipe's own item extractor) is noised as a
 whole, zero-weight items included. Its items then need no δ-threshold: they are released by a
 weighted Benjamini-Hochberg procedure at a stated false-discovery rate q, on the p-values of their
-noisy weights, with weights from public rank only. Items outside P keep the usual threshold ρ.
+noisy weights, with weights from public rank only; by default adaptive (run at q/π̂, π̂ an
+estimate of the null weight from the same p-values: public.md §9). Items outside P keep the usual threshold ρ.
 
 - ``PublicDomain``: P, its public ranks and its record (source, size, SHA-256);
-- ``weighted_bh``: the BH decisions over P, drawn exactly from closed-form probabilities (no
-  noise value is materialised, as everywhere else: mechanisms/README.md §3);
+- ``weighted_bh``: the BH decisions over P (plain, or adaptive with a weighted Storey estimate
+  of the null weight), drawn exactly from closed-form probabilities (no noise value is
+  materialised, as everywhere else: mechanisms/README.md §3);
 - ``release_with_public_domain``: one Gaussian release (candidates and P);
 - ``PolicyGaussianPublic`` and ``DPSIPSPublic``: the two mechanisms built on them.
 """
@@ -178,7 +180,8 @@ def _keep_with_log_probability(log_p: np.ndarray, random: RandomSource) -> np.nd
 
 
 def weighted_bh(weights: np.ndarray, bh_weights: np.ndarray, sigma: float, fdr: float,
-                random: RandomSource, other_discoveries: int = 0) -> np.ndarray:
+                random: RandomSource, other_discoveries: int = 0,
+                adaptive_lambda: float | None = None) -> np.ndarray:
     """Decisions of weighted Benjamini-Hochberg at level q = ``fdr`` over m public items with
     pre-noise weights H (0 for items nobody holds), noisy values y = H + N(0, σ²), p-values
     p = Q(y/σ) and BH weights w ≥ 0 (mean 1). ``other_discoveries`` r₀: items released beside
@@ -192,7 +195,12 @@ def weighted_bh(weights: np.ndarray, bh_weights: np.ndarray, sigma: float, fdr: 
     all items; keep each item with probability F_x(k)/F_x(k_before) (given it was kept at
     k_before); if n ≥ k items remain, k* = k and they are the release, else continue with
     k = n (public.md §3). Returns a mask over the m items. No noise value or p-value is
-    materialised."""
+    materialised.
+
+    With ``adaptive_lambda`` λ: weighted Storey-type adaptive BH (public.md §9). First the
+    events p_x ≤ λ are drawn (probability Φ(H_x/σ + Φ⁻¹(λ))), giving the null-weight estimate
+    π̂ = (max w + Σ_x w_x·1{p_x > λ})/(m(1 − λ)); then BH runs as above at level q/π̂ with
+    critical values capped at λ, continuing from the kept items with ratios F_x(k)/F_x(λ)."""
     H = np.asarray(weights, dtype=np.float64)
     w = np.asarray(bh_weights, dtype=np.float64)
     m = H.size
@@ -201,8 +209,8 @@ def weighted_bh(weights: np.ndarray, bh_weights: np.ndarray, sigma: float, fdr: 
     if alive.size == 0:
         return out
 
-    def log_cdf(k: int, idx: np.ndarray) -> np.ndarray:
-        c = np.minimum(w[idx] * (fdr * (k + other_discoveries) / m), 1.0)
+    def log_cdf(c: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        """log P(p_x ≤ c_x) for the items idx."""
         h = H[idx]
         held = h > 0
         res = np.log(c)
@@ -210,25 +218,36 @@ def weighted_bh(weights: np.ndarray, bh_weights: np.ndarray, sigma: float, fdr: 
             res[held] = log_ndtr(h[held] / sigma + ndtri(c[held]))
         return res
 
-    k = m
+    level, cap = fdr, 1.0
     log_before = np.zeros(alive.size)
-    while True:
-        log_now = log_cdf(k, alive)
+    if adaptive_lambda is not None:
+        lam = float(adaptive_lambda)
+        log_now = log_cdf(np.full(alive.size, lam), alive)
+        below = _keep_with_log_probability(log_now, random)
+        null_weight = (w.max() + w[alive[~below]].sum()) / (m * (1.0 - lam))
+        level, cap = fdr / null_weight, lam
+        alive, log_before = alive[below], log_now[below]
+    k = m
+    while alive.size:
+        c = np.minimum(w[alive] * (level * (k + other_discoveries) / m), cap)
+        log_now = log_cdf(c, alive)
         keep = _keep_with_log_probability(np.minimum(log_now - log_before, 0.0), random)
         alive, log_before = alive[keep], log_now[keep]
-        if alive.size >= k or alive.size == 0:
-            out[alive] = True
-            return out
+        if alive.size >= k:
+            break
         k = alive.size
+    out[alive] = True
+    return out
 
 
 def release_with_public_domain(h: ItemWeights, domain: PublicDomain, bh_weights: np.ndarray,
                                sigma: float, threshold: float, fdr: float,
-                               random: RandomSource, released_before: int = 0) -> list[str]:
+                               random: RandomSource, released_before: int = 0,
+                               adaptive_lambda: float | None = None) -> list[str]:
     """One Gaussian release with a public domain: candidates outside P released iff
-    H + N(0, σ²) > ρ (exact Bernoulli), items of P (all of them) by ``weighted_bh``, counting
-    those and the ``released_before`` items (earlier rounds) as other discoveries. Returns the
-    released items (unsorted)."""
+    H + N(0, σ²) > ρ (exact Bernoulli), items of P (all of them) by ``weighted_bh`` (adaptive
+    if ``adaptive_lambda`` is set), counting those and the ``released_before`` items (earlier
+    rounds) as other discoveries. Returns the released items (unsorted)."""
     index = domain.index
     pos = np.fromiter((index.get(n, -1) for n in h.names), dtype=np.int64, count=len(h.names))
     outside = np.flatnonzero(pos < 0)
@@ -238,7 +257,8 @@ def release_with_public_domain(h: ItemWeights, domain: PublicDomain, bh_weights:
     inside = pos >= 0
     on_p[pos[inside]] = h.weights[inside]
     chosen = weighted_bh(on_p, bh_weights, sigma, fdr, random,
-                         other_discoveries=len(released) + released_before)
+                         other_discoveries=len(released) + released_before,
+                         adaptive_lambda=adaptive_lambda)
     items = domain.items
     return released + [items[i] for i in np.flatnonzero(chosen).tolist()]
 
@@ -252,6 +272,8 @@ class _PublicDomainParams(Mechanism):
     public_items: str | Path | Sequence[str] = "wordfreq:en"
     public_bands: Sequence[Sequence[float]] = DEFAULT_BANDS
     public_fdr: float = 0.01
+    public_adaptive: bool = True    # Storey-type adaptive BH (public.md §9, measured §6)
+    public_lambda: float = 0.5
     domain: PublicDomain = field(init=False, repr=False, compare=False)
 
     def _validate(self) -> None:
@@ -260,6 +282,12 @@ class _PublicDomainParams(Mechanism):
         if isinstance(fdr, bool) or not isinstance(fdr, (int, float)) or not 0 < fdr <= 0.5:
             raise ParameterError("public_fdr", fdr, "a false-discovery rate in (0, 0.5], e.g. 0.01")
         self._set("public_fdr", float(fdr))
+        if not isinstance(self.public_adaptive, bool):
+            raise ParameterError("public_adaptive", self.public_adaptive, "true or false")
+        lam = self.public_lambda
+        if isinstance(lam, bool) or not isinstance(lam, (int, float)) or not 0 < lam < 1:
+            raise ParameterError("public_lambda", lam, "a p-value cut λ in (0, 1), e.g. 0.5")
+        self._set("public_lambda", float(lam))
         bands = check_bands(self.public_bands)
         self._set("public_bands", bands)
         self._use_domain(PublicDomain.load(self.public_items, bands[-1][0]))
@@ -278,17 +306,25 @@ class _PublicDomainParams(Mechanism):
     def public_item_set(self) -> frozenset[str]:
         return self.domain.item_set
 
+    @property
+    def _adaptive_lambda(self) -> float | None:
+        """λ of adaptive BH (public.md §9), or None for plain weighted BH."""
+        return self.public_lambda if self.public_adaptive else None
+
     def _bh_weights(self, items: int | None = None) -> np.ndarray:
         return band_weights(len(self.domain.items) if items is None else items, self.public_bands)
 
     def params(self):
         return {**super().params(), "public_items": self.domain.source,
                 "public_bands": [list(b) for b in self.public_bands],
-                "public_fdr": self.public_fdr}
+                "public_fdr": self.public_fdr, "public_adaptive": self.public_adaptive,
+                "public_lambda": self.public_lambda}
 
     def privacy(self):
+        how = (f"adaptive (Storey-type, λ = {self.public_lambda:g}) weighted Benjamini-Hochberg"
+               if self.public_adaptive else "weighted Benjamini-Hochberg")
         return {**super().privacy(), "public_domain": self.domain.describe(),
-                "public_release": f"weighted Benjamini-Hochberg at false-discovery rate "
+                "public_release": f"{how} at false-discovery rate "
                                   f"{self.public_fdr:g} over every item of the public list "
                                   f"(zero weights included); BH weights by public rank band",
                 "release_decisions": "exact Bernoulli draws of closed-form probabilities "
@@ -306,7 +342,9 @@ class PolicyGaussianPublic(_PublicDomainParams, PolicyGaussian):
     - L2-descent with per-item cutoffs Γ_x = (public_cutoff + α)·σ on P, ρ + α·σ elsewhere:
       ‖H(D) − H(D′)‖₂ ≤ 1, X's t unique items outside P weigh ≤ 1/√t;
     - noise N(0, σ²), σ = σ_AGM(ε, δ/2; 1), on every candidate and every item of P;
-    - outside P: threshold ρ = max_t [1/√t − σΦ⁻¹(δ_t(δ/2))]; on P: weighted BH at q;
+    - outside P: threshold ρ = max_t [1/√t − σΦ⁻¹(δ_t(δ/2))]; on P: adaptive weighted BH at
+      q/π̂, π̂ the weighted Storey estimate at ``public_lambda`` (§9; ``public_adaptive=False``:
+      plain weighted BH at q);
     - guarantee: (ε, δ/2 + δ/2)-DP; false-discovery rate over the release ≤ q.
     """
 
@@ -359,7 +397,8 @@ class PolicyGaussianPublic(_PublicDomainParams, PolicyGaussian):
         h = self._histogram(itemsets, key)
         released = release_with_public_domain(h, self.domain, self._bh_weights(),
                                               self.noise_scale, self.threshold,
-                                              self.public_fdr, random)
+                                              self.public_fdr, random,
+                                              adaptive_lambda=self._adaptive_lambda)
         return Release(items=sorted(released), mechanism=self.registry_name,
                        params=self.params(), epsilon=self.epsilon, delta=self.delta,
                        randomness=random.describe(), privacy=self.privacy(),
@@ -374,9 +413,9 @@ class PolicyGaussianPublic(_PublicDomainParams, PolicyGaussian):
 class DPSIPSPublic(_PublicDomainParams, DPSIPS):
     """DP-SIPS with a public domain. Privacy claim (public.md §4): rounds 1..R−1 as DP-SIPS;
     the last round releases the candidates outside P by its threshold τ_R and the items of P
-    not yet released by weighted BH at q (earlier releases counted as discoveries), all with its
-    σ_R. Guarantee (ε, δ)-DP as DP-SIPS; false-discovery rate over the whole release ≤ q (only
-    the last round can release an item nobody holds)."""
+    not yet released by (adaptive, §9) weighted BH at q (earlier releases counted as
+    discoveries), all with its σ_R. Guarantee (ε, δ)-DP as DP-SIPS; false-discovery rate over
+    the whole release ≤ q (only the last round can release an item nobody holds)."""
 
     name = "dp_sips_public"
     summary = "DP-SIPS + public domain (weighted BH at FDR q in the last round)"
@@ -403,7 +442,7 @@ class DPSIPSPublic(_PublicDomainParams, DPSIPS):
                                     self.domain.source, self.domain.normalised)
                 released = release_with_public_domain(
                     h, rest, self._bh_weights_of(rest), sigma, tau, self.public_fdr, random,
-                    released_before=len(removed))
+                    released_before=len(removed), adaptive_lambda=self._adaptive_lambda)
             removed.update(released)
             per_round.append({"round": r, "released": len(released)})
         return Release(items=sorted(removed), mechanism=self.registry_name, params=self.params(),
