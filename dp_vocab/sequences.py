@@ -15,7 +15,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from .bounding import Bounding, Weighting, user_weights
+from .bounding import Bounded, Bounding, Weighting, user_weights
 from .errors import ParameterError
 from .itemsets import ItemSets, Vocabulary, needs_item_sets
 from .privacy.noise import RandomSource, uniform_below
@@ -195,8 +195,9 @@ class TokenLevels:
         join = CandidateJoin(self.prev)
         return [join.gram_of(k) for k in keys]
 
-    def level_weights(self, n: int, key: bytes) -> tuple[list[Gram], np.ndarray]:
-        """Positive level-n weights (user weights 1/√k on ≤ Δ0 candidates each)."""
+    def level_rows(self, n: int, key: bytes) -> tuple[list[Gram], Bounded]:
+        """Level n's candidates held by some user (present in the corpus), and every user's
+        bounded row of them (≤ Δ0, level key ``key``) in keyed order; item ids index the list."""
         join_str = self.joiner.join
         self._cand = cand = self._candidates(n)
         grams: list[Gram] = []
@@ -206,8 +207,12 @@ class TokenLevels:
             return [join_str(g) for g in grams]
 
         level, _ = _level_itemsets(self.corpus, cand, self.pos_user, names_of)
-        b = level.bounded_rows(key, self.bounding).bounded   # item ids index ``grams``
-        w = user_weights(b, len(level.vocab), Weighting.L2)
+        return grams, level.bounded_rows(key, self.bounding).bounded
+
+    def level_weights(self, n: int, key: bytes) -> tuple[list[Gram], np.ndarray]:
+        """Positive level-n weights (user weights 1/√k on ≤ Δ0 candidates each)."""
+        grams, b = self.level_rows(n, key)
+        w = user_weights(b, len(grams), Weighting.L2)
         pos = np.flatnonzero(w > 0)
         return [grams[i] for i in pos.tolist()], w[pos]
 

@@ -27,11 +27,12 @@ from ..errors import ParameterError
 from ..itemsets import item_hashes
 from ..privacy import calibrate
 from ..privacy.noise import RandomSource, bernoulli, binomial, gaussian_release_probability
-from ..privacy.params import check_positive_int
+from ..privacy.params import check_choice, check_nonnegative, check_positive_int
 from ..release import Release
 from ..sequences import CandidateJoin, Gram
+from . import _kernels
 from .base import Mechanism
-from .claim import Noise
+from .claim import Noise, Norm, Sensitivity
 
 
 @dataclass(frozen=True, kw_only=True, repr=False)
@@ -60,6 +61,11 @@ class DPNE(Mechanism):
     eta: float = 0.01
     budget_split: str | float = "uniform"
     sampling: str = "top"
+    # how a level's weights are formed: "weighted" (each user adds 1/√k to its k capped
+    # n-grams, as published) or "l2_descent" (Policy Gaussian in keyed user order, cutoff
+    # Γ_n = ρ_n + α·σ_n)
+    policy: str = "weighted"
+    alpha: float = 5.0
     sigma_star: float = field(init=False)
     level_sigmas: tuple[float, ...] = field(init=False)
 
@@ -70,6 +76,8 @@ class DPNE(Mechanism):
             raise ParameterError("eta", self.eta,
                                  "a number in (0, 1): the tolerated spurious fraction")
         self._set("eta", float(self.eta))
+        self._set("policy", check_choice(self.policy, "policy", ("weighted", "l2_descent")))
+        self._set("alpha", check_nonnegative(self.alpha, "alpha"))
         split = self.budget_split
         if split != "uniform" and not (isinstance(split, (int, float)) and split > 0):
             raise ParameterError("budget_split", split, "'uniform' or a geometric base b > 0 "
@@ -95,12 +103,22 @@ class DPNE(Mechanism):
         return self.sigma_star
 
     def params(self):
+        extra = {"policy": self.policy, "alpha": self.alpha} if self.policy != "weighted" else {}
         return {**super().params(), "max_n": self.max_n, "eta": self.eta,
-                "budget_split": self.budget_split}
+                "budget_split": self.budget_split, **extra}
 
     def privacy(self):
+        extra = {"cutoff": self.threshold + self.alpha * self.noise_scale,
+                 "level_cutoffs": "rho_n + alpha * sigma_n"} if self.policy != "weighted" else {}
         return {**super().privacy(), "level_sigmas": list(self.level_sigmas),
-                "composed_sigma": self.sigma_star}
+                "composed_sigma": self.sigma_star, **extra}
+
+    def sensitivity(self) -> Sensitivity:
+        if self.policy == "weighted":
+            return super().sensitivity()
+        return Sensitivity(Norm.L2, 1.0, lone_item_power=0.5,
+                           cap=self.threshold + self.alpha * self.noise_scale,
+                           text=self.scope + "L2 <= 1 (l2-contractive L2-descent in keyed order)")
 
     # -- levels ----------------------------------------------------------------------------
     def _level_key(self, key: bytes, n: int) -> bytes:
@@ -110,16 +128,40 @@ class DPNE(Mechanism):
         return data.ngram_levels(Bounding(self.max_items_per_user, Priority.RANDOM
                                           if self.sampling == "uniform" else Priority.OWN_COUNT))
 
+    def _level_threshold(self, n: int, previous: list, join: CandidateJoin | None) -> float:
+        """ρ_n: level 1's δ-threshold; at n ≥ 2 a function of public sizes only (the expected
+        number of released zero-weight candidates is about η·|S_{n−1}|)."""
+        if n == 1:
+            return self.threshold
+        sigma = self.level_sigmas[n - 1]
+        return sigma * float(ndtri(1 - self.eta * min(len(previous) / join.size, 1.0)))
+
+    def _level_weights(self, levels, n: int, key: bytes, rho: float):
+        """Level n's positive weights: the users' 1/√k sums, or the L2-descent policy over
+        their capped rows in the level key's order with cutoff Γ_n = ρ_n + α·σ_n."""
+        if self.policy == "weighted":
+            return levels.level_weights(n, key)
+        grams, b = levels.level_rows(n, key)
+        gamma = rho + self.alpha * self.level_sigmas[n - 1]
+        w = _kernels.l2_descent(b.order, b.indptr, b.items, len(grams), gamma)
+        pos = np.flatnonzero(w > 0)
+        return [grams[i] for i in pos.tolist()], w[pos]
+
     def level_histogram(self, data, n: int, previous: list,
                         key: bytes) -> dict[str, float]:
         """Pre-noise level-n weights, by joined n-gram, given the released (n−1)-grams as
         token tuples or joined strings (tests, audits). Private: never for output."""
         levels = self._levels(data)
+        grams = []
         if n > 1:
-            grams = [g if isinstance(g, tuple) else tuple(g.split(levels.joiner))
-                     for g in previous]
-            levels.set_released_grams(n - 1, sorted(grams))
-        grams, w = levels.level_weights(n, self._level_key(check_key(key), n))
+            grams = sorted(g if isinstance(g, tuple) else tuple(g.split(levels.joiner))
+                           for g in previous)
+            levels.set_released_grams(n - 1, grams)
+        join = CandidateJoin(grams) if n > 1 else None
+        if join is not None and join.size == 0:
+            return {}
+        rho = self._level_threshold(n, grams, join)
+        grams, w = self._level_weights(levels, n, self._level_key(check_key(key), n), rho)
         return dict(zip((levels.joiner.join(g) for g in grams), w.tolist()))
 
     def histogram(self, data, key: bytes) -> dict[str, float]:
@@ -136,16 +178,13 @@ class DPNE(Mechanism):
         previous: list[Gram] = []
         for n in range(1, self.max_n + 1):
             sigma = self.level_sigmas[n - 1]
-            if n == 1:
-                rho = self.threshold
-            else:
-                join = CandidateJoin(previous)
-                if join.size == 0:
-                    per_level.append({"n": n, "released": 0})
-                    previous = []
-                    continue
-                rho = sigma * float(ndtri(1 - self.eta * min(len(previous) / join.size, 1.0)))
-            grams, w = levels.level_weights(n, self._level_key(key, n))
+            join = CandidateJoin(previous) if n > 1 else None
+            if join is not None and join.size == 0:
+                per_level.append({"n": n, "released": 0})
+                previous = []
+                continue
+            rho = self._level_threshold(n, previous, join)
+            grams, w = self._level_weights(levels, n, self._level_key(key, n), rho)
             names = [join_str(g) for g in grams]
             order = np.argsort(item_hashes(names), kind="stable")  # same draws on any backend
             grams, w = [grams[i] for i in order.tolist()], w[order]
