@@ -104,12 +104,80 @@ def _with_recipe_public_params(source, mechanisms, params: dict) -> dict:
     return out
 
 
+# ---- n-grams for reply suggestion, on held-out users (NON-PRIVATE) -----------------------------
+
+HELD_OUT_SHARE = 10   # one user in 10 (by a hash of the id) is held out of n-gram mechanisms
+
+
+def split_held_out(corpus, share: int = HELD_OUT_SHARE):
+    """(users the mechanism sees, held-out users): a user is held out iff a hash of its
+    type-tagged id is 0 mod ``share``; the same split on every run and machine."""
+    from .itemsets import item_hashes
+    tags = [f"{type(u).__name__}:{u}" for u in corpus.user_ids]
+    held = [u for u, h in zip(corpus.user_ids, item_hashes(tags).tolist()) if h % share == 0]
+    kept = set(held)
+    return corpus.without_users(held), corpus.without_users(
+        [u for u in corpus.user_ids if u not in kept])
+
+
+def _position_hashes(tokens: np.ndarray, n: int) -> np.ndarray:
+    """A 64-bit polynomial hash of the n tokens from each position (wrapping arithmetic)."""
+    m = tokens.size - n + 1
+    h = np.zeros(max(m, 0), dtype=np.uint64)
+    for j in range(n):
+        h = h * np.uint64(0x9E3779B97F4A7C15) + tokens[j:j + m].astype(np.uint64)
+    return h
+
+
+def ngram_coverage(items, held_out, max_n: int = 5) -> dict:
+    """NON-PRIVATE (evaluate only): on held-out users' token sequences,
+
+    - ``coverage_n{n}``: the share of n-gram occurrences (positions inside a sequence) whose
+      n-gram is released, for n = 1..max_n;
+    - ``next_word_suggested``: the share of words after the first of a sequence that some
+      released n-gram (n ≥ 2) suggests: its prefix ends the text before the word, and its last
+      token is the word.
+    """
+    joiner, vocab = held_out.joiner, held_out.vocab
+    by_n: dict[int, set] = {}
+    for g in items:
+        toks = g.split(joiner)
+        ids = tuple(vocab.get(t, -1) for t in toks)
+        if len(toks) <= max_n and min(ids) >= 0:
+            by_n.setdefault(len(toks), set()).add(ids)
+    tokens = held_out.tokens
+    seq_end = np.repeat(held_out.seq_ptr[1:], np.diff(held_out.seq_ptr))
+    seq_start = np.repeat(held_out.seq_ptr[:-1], np.diff(held_out.seq_ptr))
+    suggested = np.zeros(tokens.size, dtype=bool)
+    out = {}
+    for n in range(1, max_n + 1):
+        m = tokens.size - n + 1
+        inside = (np.arange(max(m, 0)) + n <= seq_end[:max(m, 0)])
+        released = np.zeros(max(m, 0), dtype=bool)
+        grams = by_n.get(n, set())
+        if grams and m > 0:
+            want = np.zeros(len(grams), dtype=np.uint64)
+            for j in range(n):
+                want = want * np.uint64(0x9E3779B97F4A7C15) + np.array(
+                    [g[j] for g in grams], dtype=np.uint64)
+            cand = np.flatnonzero(np.isin(_position_hashes(tokens, n), want) & inside)
+            released[cand] = [tuple(tokens[p:p + n].tolist()) in grams for p in cand.tolist()]
+        total = int(inside.sum())
+        out[f"coverage_n{n}"] = float(released.sum() / total) if total else 0.0
+        if n >= 2:   # the n-gram starting at p suggests the word at p + n − 1
+            suggested[np.flatnonzero(released) + n - 1] = True
+    words = np.arange(tokens.size) > seq_start   # not the first word of its sequence
+    out["next_word_suggested"] = float(suggested[words].mean()) if words.any() else 0.0
+    return out
+
+
 _SHARED: dict = {}
 
 
-def _init_worker(itemsets: ItemSets, sequences) -> None:
+def _init_worker(itemsets: ItemSets, sequences, held_out=None) -> None:
     _SHARED["itemsets"] = itemsets
     _SHARED["sequences"] = sequences
+    _SHARED["held_out"] = held_out
 
 
 def _run_one(config: dict) -> dict:
@@ -121,7 +189,10 @@ def _run_one(config: dict) -> dict:
     mech = make_mechanism(config["mechanism"], **params)
     t = time.perf_counter()
     rel = mech.release(itemsets)
-    return {**config, "released": len(rel.items), "seconds": time.perf_counter() - t,
+    seconds = time.perf_counter() - t
+    extra = ngram_coverage(rel.items, _SHARED["held_out"], getattr(mech, "max_n", 5)) \
+        if seq else {}
+    return {**config, "released": len(rel.items), "seconds": seconds, **extra,
             "_items": rel.items}
 
 
@@ -157,11 +228,13 @@ def evaluate(source, mechanisms: list[str], epsilons: list[float], delta: float 
                           else source)
     needs_seq = any(m in MECHANISMS and MECHANISMS[m].input is Input.SEQUENCES
                     for m in mechanisms)
-    sequences = _load(source, progress, sequences=True) if needs_seq else None
+    sequences = held_out = None
+    if needs_seq:   # n-gram mechanisms run on 9 users in 10, and are measured on the rest
+        sequences, held_out = split_held_out(_load(source, progress, sequences=True))
     configs = [{"mechanism": m, "epsilon": float(e), "delta": float(delta),
                 "max_items_per_user": int(d0), **mechanism_params.get(m, {}), "repeat": r}
                for m in mechanisms for e in epsilons for d0 in d0s for r in range(repeats)]
-    _SHARED["itemsets"], _SHARED["sequences"] = itemsets, sequences
+    _init_worker(itemsets, sequences, held_out)
     runs = []
     if jobs > 1:
         import multiprocessing
@@ -169,7 +242,7 @@ def evaluate(source, mechanisms: list[str], epsilons: list[float], delta: float 
         # spawn, not fork: numba's OpenMP threads make fork unsafe
         ctx = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker,
-                                 initargs=(itemsets, sequences)) as pool:
+                                 initargs=(itemsets, sequences, held_out)) as pool:
             for rec in pool.map(_run_one, configs):
                 runs.append(rec)
                 if on_run:
@@ -193,7 +266,9 @@ def evaluate(source, mechanisms: list[str], epsilons: list[float], delta: float 
                         "max_items_per_user": key[2], "repeats": len(rs),
                         "released_mean": statistics.fmean(sizes),
                         "released_sd": statistics.stdev(sizes) if len(sizes) > 1 else 0.0,
-                        "seconds_mean": statistics.fmean(r["seconds"] for r in rs)})
+                        "seconds_mean": statistics.fmean(r["seconds"] for r in rs),
+                        **{k: statistics.fmean(r[k] for r in rs) for k in rs[0]
+                           if k.startswith(("coverage_n", "next_word"))}})
     holders = np.bincount(itemsets.items, minlength=len(itemsets.vocab))
     non_private = {"warning": f"{NON_PRIVATE}: computed from raw data without noise; for the "
                               f"data owner only, never publish",
@@ -307,7 +382,8 @@ def write_report(ev: Evaluation, output, force: bool = False, protect=()) -> lis
     pngs = _plots(ev)
     with atomic_output_dir(output, force, protect) as tmp:
         with open(tmp / "results.csv", "w", newline="", encoding="utf-8") as f:
-            w = csv.DictWriter(f, fieldnames=list(ev.summary[0]))
+            w = csv.DictWriter(f, fieldnames=list(dict.fromkeys(
+                k for row in ev.summary for k in row)))
             w.writeheader()
             w.writerows(ev.summary)
         write_json(tmp / "results.json", {"summary": ev.summary, "runs": ev.runs,

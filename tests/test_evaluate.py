@@ -70,3 +70,36 @@ def test_evaluate_rejects_unknown_mechanisms(tmp_path):
     from dp_vocab.errors import ParameterError
     with pytest.raises(ParameterError, match="mechanism"):
         evaluate(toy(), ["nope"], [1.0])
+
+
+def test_ngram_coverage_on_held_out_users_by_hand():
+    from dp_vocab.evaluate import ngram_coverage
+    from dp_vocab.extraction import extract_sequences
+    from dp_vocab.text.items import ItemExtractor
+    from dp_vocab.text.tokenizers import RegexTokenizer
+    held = extract_sequences([("h1", "a b c a b"), ("h2", "c a")],
+                             ItemExtractor(RegexTokenizer()))
+    cov = ngram_coverage(["a", "b", "a b", "b c", "c a b", "zz", "zz a"], held, max_n=3)
+    # unigrams: a b c a b | c a -> a,b,a,b,a released: 5 of 7
+    assert cov["coverage_n1"] == pytest.approx(5 / 7)
+    # bigrams: ab bc ca ab | ca -> ab, bc, ab: 3 of 5 (no bigram across the two documents)
+    assert cov["coverage_n2"] == pytest.approx(3 / 5)
+    # trigrams: abc bca cab -> cab: 1 of 3
+    assert cov["coverage_n3"] == pytest.approx(1 / 3)
+    # words after the first: b c a b | a -> b (ab), c (bc), a (no: "c a" not released),
+    # b (ab, cab), a (no): 3 of 5
+    assert cov["next_word_suggested"] == pytest.approx(3 / 5)
+
+
+def test_held_out_split_is_by_user_and_disjoint():
+    from dp_vocab.evaluate import split_held_out
+    from dp_vocab.extraction import extract_sequences
+    from dp_vocab.text.items import ItemExtractor
+    from dp_vocab.text.tokenizers import RegexTokenizer
+    c = extract_sequences([(f"u{i}", f"w{i} x") for i in range(200)],
+                          ItemExtractor(RegexTokenizer()))
+    train, held = split_held_out(c)
+    assert set(train.user_ids).isdisjoint(held.user_ids)
+    assert set(train.user_ids) | set(held.user_ids) == set(c.user_ids)
+    assert 5 <= held.n_users <= 40   # one in ten, by hash
+    assert split_held_out(c)[1].user_ids == held.user_ids
