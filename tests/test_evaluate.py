@@ -64,6 +64,10 @@ def test_evaluate_cli_on_the_sample(tmp_path):
     assert len(data["summary"]) == 6
     dpne = [s for s in data["summary"] if s["mechanism"] == "dpne"]
     assert dpne and all(s["released_mean"] > 0 for s in dpne)
+    # held-out n-gram columns for dpne only (NON-PRIVATE): shares, unigrams covered most
+    assert all(0 < s["coverage_n2"] <= s["coverage_n1"] <= 1 and 0 <= s["next_word_suggested"]
+               <= 1 for s in dpne)
+    assert not any("coverage_n1" in s for s in data["summary"] if s["mechanism"] != "dpne")
 
 
 def test_evaluate_rejects_unknown_mechanisms(tmp_path):
