@@ -221,9 +221,11 @@ class TokenLevels:
         join = CandidateJoin(self.prev)
         return [join.gram_of(k) for k in keys]
 
-    def level_rows(self, n: int, key: bytes) -> tuple[list[Gram], Bounded]:
+    def level_rows(self, n: int, key: bytes,
+                   bounding: Bounding | None = None) -> tuple[list[Gram], Bounded]:
         """Level n's candidates held by some user (present in the corpus), and every user's
-        bounded row of them (≤ Δ0, level key ``key``) in keyed order; item ids index the list."""
+        bounded row of them (≤ Δ0, level key ``key``) in keyed order; item ids index the list.
+        ``bounding``: this level's cap, if not the levels' own."""
         join_str = self.joiner.join
         self._cand = cand = self._candidates(n)
         grams: list[Gram] = []
@@ -233,11 +235,12 @@ class TokenLevels:
             return [join_str(g) for g in grams]
 
         level, _ = _level_itemsets(self.corpus, self._users_at(cand[0]), cand[1], names_of)
-        return grams, level.bounded_rows(key, self.bounding).bounded
+        return grams, level.bounded_rows(key, bounding or self.bounding).bounded
 
-    def level_weights(self, n: int, key: bytes) -> tuple[list[Gram], np.ndarray]:
+    def level_weights(self, n: int, key: bytes,
+                      bounding: Bounding | None = None) -> tuple[list[Gram], np.ndarray]:
         """Positive level-n weights (user weights 1/√k on ≤ Δ0 candidates each)."""
-        grams, b = self.level_rows(n, key)
+        grams, b = self.level_rows(n, key, bounding)
         w = user_weights(b, len(grams), Weighting.L2)
         pos = np.flatnonzero(w > 0)
         return [grams[i] for i in pos.tolist()], w[pos]

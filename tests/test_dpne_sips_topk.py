@@ -26,7 +26,7 @@ def corpus(docs):
 
 # ---- DPNE ---------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("split", ["uniform", 10.0, 0.5])
+@pytest.mark.parametrize("split", ["uniform", 10.0, 0.5, [1, 2, 2, 1.5]])
 def test_dpne_level_budget_composes_to_one_gaussian(split):
     m = make_mechanism("dpne", epsilon=3, delta=1e-5, max_n=4, budget_split=split)
     assert sum(1 / s ** 2 for s in m.level_sigmas) == pytest.approx(1 / m.sigma_star ** 2, rel=1e-12)

@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import ndtri
 
-from ..bounding import Bounding, Input, Priority, UserData, Weighting, check_key, derive_key
+from ..bounding import (MAX_ITEMS_PER_USER, Bounding, Input, Priority, UserData, Weighting,
+                        check_key, derive_key)
 from ..errors import ParameterError
 from ..itemsets import item_hashes
 from ..privacy import calibrate
@@ -46,6 +47,10 @@ class DPNE(Mechanism):
     - level 1 threshold ρ_1 = max_{1≤t≤Δ0} [1/√t − σ_1Φ⁻¹(δ_t(δ/2))]: δ/2 for X's unigrams;
     - level n ≥ 2 runs over the public domain C_n (all candidates noised), so it spends no δ;
       ρ_n = σ_n Φ⁻¹(1 − η·min(|S_{n−1}|/|C_n|, 1)) only sets the expected spurious count;
+    - ``policy="l2_descent"``: each level's weights come from Policy Gaussian (L2-descent in
+      the order of a per-level key, cutoff Γ_n = ρ_n + α·σ_n) over the level's candidates;
+      ℓ2-contraction keeps L2 sensitivity 1 per level for the same key, so all of the above
+      holds unchanged;
     - guarantee: (ε, δ/2 + δ/2)-DP.
     """
 
@@ -66,6 +71,8 @@ class DPNE(Mechanism):
     # Γ_n = ρ_n + α·σ_n)
     policy: str = "weighted"
     alpha: float = 5.0
+    # Δ0 of the levels n ≥ 2 (their threshold does not depend on it); None: max_items_per_user
+    max_ngrams_per_user: int | None = None
     sigma_star: float = field(init=False)
     level_sigmas: tuple[float, ...] = field(init=False)
 
@@ -78,16 +85,30 @@ class DPNE(Mechanism):
         self._set("eta", float(self.eta))
         self._set("policy", check_choice(self.policy, "policy", ("weighted", "l2_descent")))
         self._set("alpha", check_nonnegative(self.alpha, "alpha"))
+        if self.max_ngrams_per_user is not None:
+            self._set("max_ngrams_per_user", check_positive_int(
+                self.max_ngrams_per_user, "max_ngrams_per_user",
+                maximum=MAX_ITEMS_PER_USER))
         split = self.budget_split
-        if split != "uniform" and not (isinstance(split, (int, float)) and split > 0):
-            raise ParameterError("budget_split", split, "'uniform' or a geometric base b > 0 "
-                                 "(b > 1 favours short n-grams)")
+        if isinstance(split, (list, tuple)):
+            if len(split) != self.max_n or not all(
+                    isinstance(w, (int, float)) and not isinstance(w, bool) and 0 < w < math.inf
+                    for w in split):
+                raise ParameterError("budget_split", split, f"a list of {self.max_n} positive "
+                                     "numbers (one share per level, n = 1..max_n)")
+            self._set("budget_split", [float(w) for w in split])
+        elif split != "uniform" and not (isinstance(split, (int, float)) and split > 0):
+            raise ParameterError("budget_split", split, "'uniform', a geometric base b > 0 "
+                                 "(b > 1 favours short n-grams) or a list of per-level shares")
 
     def _calibrate(self):
         sigma_star = calibrate.agm_sigma(self.epsilon, self.delta / 2)
         T = self.max_n
         if self.budget_split == "uniform":
             sigmas = [sigma_star * math.sqrt(T)] * T
+        elif isinstance(self.budget_split, list):   # level n gets share w_n/Σw of 1/σ*²
+            total = math.fsum(self.budget_split)
+            sigmas = [sigma_star * math.sqrt(total / w) for w in self.budget_split]
         else:
             b = float(self.budget_split)
             norm = math.sqrt(sum(b ** (-2 * i) for i in range(1, T + 1)))
@@ -104,6 +125,8 @@ class DPNE(Mechanism):
 
     def params(self):
         extra = {"policy": self.policy, "alpha": self.alpha} if self.policy != "weighted" else {}
+        if self.max_ngrams_per_user is not None:
+            extra["max_ngrams_per_user"] = self.max_ngrams_per_user
         return {**super().params(), "max_n": self.max_n, "eta": self.eta,
                 "budget_split": self.budget_split, **extra}
 
@@ -124,9 +147,14 @@ class DPNE(Mechanism):
     def _level_key(self, key: bytes, n: int) -> bytes:
         return derive_key(key, n.to_bytes(2, "big"))
 
+    def _bounding(self, n: int) -> Bounding:
+        cap = self.max_items_per_user if n == 1 or self.max_ngrams_per_user is None \
+            else self.max_ngrams_per_user
+        return Bounding(cap, Priority.RANDOM if self.sampling == "uniform"
+                        else Priority.OWN_COUNT)
+
     def _levels(self, data: UserData):
-        return data.ngram_levels(Bounding(self.max_items_per_user, Priority.RANDOM
-                                          if self.sampling == "uniform" else Priority.OWN_COUNT))
+        return data.ngram_levels(self._bounding(1))
 
     def _level_threshold(self, n: int, previous: list, join: CandidateJoin | None) -> float:
         """ρ_n: level 1's δ-threshold; at n ≥ 2 a function of public sizes only (the expected
@@ -139,9 +167,10 @@ class DPNE(Mechanism):
     def _level_weights(self, levels, n: int, key: bytes, rho: float):
         """Level n's positive weights: the users' 1/√k sums, or the L2-descent policy over
         their capped rows in the level key's order with cutoff Γ_n = ρ_n + α·σ_n."""
+        own = () if self._bounding(n) == self._bounding(1) else (self._bounding(n),)
         if self.policy == "weighted":
-            return levels.level_weights(n, key)
-        grams, b = levels.level_rows(n, key)
+            return levels.level_weights(n, key, *own)
+        grams, b = levels.level_rows(n, key, *own)
         gamma = rho + self.alpha * self.level_sigmas[n - 1]
         w = _kernels.l2_descent(b.order, b.indptr, b.items, len(grams), gamma)
         pos = np.flatnonzero(w > 0)
