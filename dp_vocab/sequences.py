@@ -265,7 +265,7 @@ class TokenLevels:
             keys = np.array([join.key_of(g) for g in grams], dtype=np.int64)
             pos, cand = self._cand
             s = np.full(self.corpus.tokens.size, -1, dtype=np.int32)
-            if cand.size and keys.size:
+            if pos is not None and cand.size and keys.size:
                 order = np.argsort(keys)
                 sorted_keys = keys[order]
                 idx = np.minimum(np.searchsorted(sorted_keys, cand), sorted_keys.size - 1)

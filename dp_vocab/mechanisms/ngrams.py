@@ -159,7 +159,7 @@ class DPNE(Mechanism):
     def _level_threshold(self, n: int, previous: list, join: CandidateJoin | None) -> float:
         """ρ_n: level 1's δ-threshold; at n ≥ 2 a function of public sizes only (the expected
         number of released zero-weight candidates is about η·|S_{n−1}|)."""
-        if n == 1:
+        if join is None:   # level 1
             return self.threshold
         sigma = self.level_sigmas[n - 1]
         return sigma * float(ndtri(1 - self.eta * min(len(previous) / join.size, 1.0)))
@@ -225,7 +225,7 @@ class DPNE(Mechanism):
             grams, w = [grams[i] for i in order.tolist()], w[order]
             keep = bernoulli(gaussian_release_probability(w, rho, sigma), random)
             kept = [g for g, k in zip(grams, keep.tolist()) if k]
-            if n >= 2:  # zero-weight members of the public domain C_n, exactly
+            if join is not None:  # n ≥ 2: zero-weight members of the public domain C_n
                 p0 = float(gaussian_release_probability(np.zeros(1), rho, sigma)[0])
                 k = binomial(join.size - len(grams), p0, random)
                 kept += join.sample(k, {join.key_of(g) for g in grams}, random)
