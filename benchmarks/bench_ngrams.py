@@ -75,12 +75,14 @@ def run(corpus, name: str, params: dict, epsilon: float, delta: float, seed: int
     t = time.perf_counter()
     rel = mech.release(corpus, random=RandomSource(seed))
     seconds = time.perf_counter() - t
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss   # before the counting below
     by_n: dict[int, list[str]] = {}
     for g in rel.items:
         by_n.setdefault(len(g.split(corpus.joiner)), []).append(g)
     released = [len(by_n.get(n, [])) for n in range(1, mech.max_n + 1)]
     true = [occurring(corpus, by_n.get(n, []), n) for n in range(1, mech.max_n + 1)]
-    return {"name": name, "released": released, "true": true, "seconds": seconds}
+    return {"name": name, "released": released, "true": true, "seconds": seconds,
+            "peak_rss_gb": peak / 1024 ** 2}
 
 
 def load(path: Path):
@@ -101,7 +103,6 @@ def main() -> None:
         corpus = load(args.corpus)
         loaded = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         out = run(corpus, args.one, configs[args.one], args.epsilon, args.delta, args.seed)
-        out["peak_rss_gb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 ** 2
         out["after_load_gb"] = loaded / 1024 ** 2
         print(json.dumps(out))
         return
