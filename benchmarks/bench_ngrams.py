@@ -1,25 +1,92 @@
-"""n-gram and scalable-selection benchmark on the full Reddit corpus.
+"""Reply-suggestion n-grams on the full Reddit corpus: DPNE against the published DPNE code.
 
-    python benchmarks/bench_ngrams.py [--corpus PATH] [--epsilon 3] [--delta 1e-5]
+    python benchmarks/bench_ngrams.py [--corpus PATH] [--epsilon 3] [--delta 1e-5] [--seed 1]
 
-DPNE (recipes/reply-ngrams.cfg settings): released n-grams per level and run time. Then DP-SIPS,
-Weighted Gaussian and Policy Gaussian on the unigram item sets of the same corpus, same (ε, δ, Δ0).
+Per level n: released n-grams, true ones (occurring somewhere in the corpus) and non-corpus ones
+(released zero-weight candidates that occur nowhere), for the reply-ngrams recipe before
+issue 16 (weighted levels, 10 per user per level, "top") and for recipes/reply-ngrams.cfg now,
+with the published DPNE code's true n-grams as the reference row. Run time per release; peak
+RSS of each release is measured in a fresh subprocess (``--one NAME`` runs one configuration).
+
+BENCHMARK ONLY: the true/non-corpus split reads the private corpus. It is never part of a
+release or of anything dp-vocab writes.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import resource
+import subprocess
+import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
 from dp_vocab import make_mechanism
 from dp_vocab.corpora import JsonlReader
-from dp_vocab.extraction import extract_itemsets, extract_sequences
+from dp_vocab.extraction import extract_sequences
+from dp_vocab.privacy.noise import RandomSource
+from dp_vocab.recipes import load_recipe
 from dp_vocab.text.items import ItemExtractor
 from dp_vocab.text.tokenizers import RegexTokenizer
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "corpora"
+RECIPE = Path(__file__).resolve().parents[1] / "recipes" / "reply-ngrams.cfg"
+# The published DPNE code (Spark, its defaults: 1,000 n-grams per user per level, η = 0.01,
+# uniform split) on reddit_college, ε = 3, δ = 1e-5, the project's regex tokens: true n-grams
+PUBLISHED = [4378, 11531, 12341, 8473, 4639]
+BEFORE = dict(max_n=5, max_items_per_user=10, sampling="top", eta=0.01, budget_split="uniform")
+
+
+def recipe_params() -> dict:
+    """The mechanism block of recipes/reply-ngrams.cfg (without @mechanisms, ε, δ)."""
+    cfg = load_recipe(RECIPE)["mechanism"]
+    return {k: v for k, v in cfg.items() if k not in ("@mechanisms", "epsilon", "delta")}
+
+
+def occurring(corpus, grams: list[str], n: int) -> int:
+    """How many of these length-n n-grams occur somewhere in the corpus (NON-PRIVATE)."""
+    if not grams:
+        return 0
+    vocab = corpus.vocab
+    ids = np.array([[vocab.get(t, -1) for t in g.split(corpus.joiner)] for g in grams],
+                   dtype=np.int64)
+    ids = ids[(ids >= 0).all(axis=1)]
+    toks = corpus.tokens.astype(np.uint64)
+    m = toks.size - n + 1
+    if m <= 0 or not ids.size:
+        return 0
+    mult = np.uint64(0x9E3779B97F4A7C15)
+    h = np.zeros(m, dtype=np.uint64)
+    want = np.zeros(ids.shape[0], dtype=np.uint64)
+    for j in range(n):   # a polynomial hash of the n tokens from each position
+        h = h * mult + toks[j:j + m]
+        want = want * mult + ids[:, j].astype(np.uint64)
+    seq_end = np.repeat(corpus.seq_ptr[1:], np.diff(corpus.seq_ptr))[:m]
+    pos = np.flatnonzero(np.isin(h, want) & (np.arange(m) + n <= seq_end))
+    found = {tuple(corpus.tokens[p:p + n].tolist()) for p in pos.tolist()}
+    return sum(tuple(r) in found for r in ids.tolist())
+
+
+def run(corpus, name: str, params: dict, epsilon: float, delta: float, seed: int) -> dict:
+    mech = make_mechanism("dpne", epsilon=epsilon, delta=delta, **params)
+    t = time.perf_counter()
+    rel = mech.release(corpus, random=RandomSource(seed))
+    seconds = time.perf_counter() - t
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss   # before the counting below
+    by_n: dict[int, list[str]] = {}
+    for g in rel.items:
+        by_n.setdefault(len(g.split(corpus.joiner)), []).append(g)
+    released = [len(by_n.get(n, [])) for n in range(1, mech.max_n + 1)]
+    true = [occurring(corpus, by_n.get(n, []), n) for n in range(1, mech.max_n + 1)]
+    return {"name": name, "released": released, "true": true, "seconds": seconds,
+            "peak_rss_gb": peak / 1024 ** 2}
+
+
+def load(path: Path):
+    return extract_sequences(JsonlReader(path), ItemExtractor(RegexTokenizer()))
 
 
 def main() -> None:
@@ -27,44 +94,45 @@ def main() -> None:
     ap.add_argument("--corpus", type=Path, default=SHARED / "reddit_college.jsonl.gz")
     ap.add_argument("--epsilon", type=float, default=3.0)
     ap.add_argument("--delta", type=float, default=1e-5)
-    ap.add_argument("--max-n", type=int, default=5)
-    ap.add_argument("--dpne-max-items", type=int, default=10)
-    ap.add_argument("--max-items", type=int, default=100)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--one", choices=("before", "recipe"), help="run one configuration "
+                    "(a subprocess of this script: prints one JSON line with its peak RSS)")
     args = ap.parse_args()
-    extractor = ItemExtractor(RegexTokenizer())
-
-    t = time.perf_counter()
-    corpus = extract_sequences(JsonlReader(args.corpus), extractor)
-    print(f"token sequences: {corpus.tokens.size:,} tokens, {corpus.n_users:,} users, "
-          f"{time.perf_counter() - t:.1f} s", flush=True)
-    dpne = make_mechanism("dpne", epsilon=args.epsilon, delta=args.delta, max_n=args.max_n,
-                          max_items_per_user=args.dpne_max_items, sampling="top", eta=0.01)
-    t = time.perf_counter()
-    rel = dpne.release(corpus)
-    dt = time.perf_counter() - t
-    print(f"\nDPNE ε={args.epsilon:g} δ={args.delta:g} Δ0={args.dpne_max_items}/level, "
-          f"T={args.max_n}: {len(rel):,} n-grams in {dt:.1f} s")
-    for lv in rel.details["levels"]:
-        print(f"  n={lv['n']}: {lv['released']:>7,} released")
-    by_n = {}
-    for g in rel.items:
-        by_n.setdefault(len(g.split(" ")), []).append(g)
-    for n in sorted(by_n):
-        print(f"  e.g. n={n}: {', '.join(repr(g) for g in sorted(by_n[n])[:: max(1, len(by_n[n]) // 4)][:4])}")
-    del corpus
-
-    t = time.perf_counter()
-    itemsets = extract_itemsets(JsonlReader(args.corpus), extractor)
-    print(f"\nunigram item sets in {time.perf_counter() - t:.1f} s", flush=True)
-    print(f"selection at ε={args.epsilon:g} δ={args.delta:g} Δ0={args.max_items}:")
-    for name in ("weighted_gaussian", "policy_gaussian", "dp_sips"):
-        m = make_mechanism(name, epsilon=args.epsilon, delta=args.delta,
-                           max_items_per_user=args.max_items)
-        t = time.perf_counter()
-        r = m.release(itemsets)
-        extra = f"  rounds {[x['released'] for x in r.details['rounds']]}" if r.details else ""
-        print(f"  {name:18s} {len(r):>7,} released  {time.perf_counter() - t:5.2f} s{extra}")
-    print(f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 ** 2:.2f} GB")
+    configs = {"before": BEFORE, "recipe": recipe_params()}
+    if args.one:
+        corpus = load(args.corpus)
+        loaded = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        out = run(corpus, args.one, configs[args.one], args.epsilon, args.delta, args.seed)
+        out["after_load_gb"] = loaded / 1024 ** 2
+        print(json.dumps(out))
+        return
+    rows = []
+    for name in configs:
+        cmd = [sys.executable, __file__, "--one", name, "--corpus", str(args.corpus),
+               "--epsilon", str(args.epsilon), "--delta", str(args.delta),
+               "--seed", str(args.seed)]
+        rows.append(json.loads(subprocess.run(cmd, check=True, capture_output=True,
+                                              text=True).stdout.strip().splitlines()[-1]))
+        print(f"{name}: {configs[name]}", flush=True)
+    print(f"\nreddit_college, ε={args.epsilon:g}, δ={args.delta:g}, seed {args.seed}; "
+          "true = occurs in the corpus (NON-PRIVATE, benchmark only)")
+    head = "| run | " + " | ".join(f"n={n} rel/true/non-corpus" for n in range(1, 6)) + \
+        " | true total | × published | non-corpus % | release s | peak RSS GB |"
+    print(head)
+    print("|" + "---|" * (head.count("|") - 1))
+    pub = sum(PUBLISHED)
+    print("| published DPNE code | " + " | ".join(f"–/{t:,}/–" for t in PUBLISHED)
+          + f" | {pub:,} | 1.00 | – | ~600 (Spark) | – |")
+    for r in rows:
+        cells = [f"{a:,}/{b:,}/{a - b:,}" for a, b in zip(r["released"], r["true"])]
+        cells += [""] * (5 - len(cells))
+        tot, true = sum(r["released"]), sum(r["true"])
+        print(f"| {r['name']} | " + " | ".join(cells) + f" | {true:,} | {true / pub:.2f} | "
+              f"{100 * (tot - true) / max(tot, 1):.2f} | {r['seconds']:.1f} | "
+              f"{r['peak_rss_gb']:.2f} |")
+    worst = [min(b / p for b, p in zip(r["true"], PUBLISHED)) for r in rows]
+    print("lowest level ratio to published: " + ", ".join(
+        f"{r['name']} {w:.2f}" for r, w in zip(rows, worst)))
 
 
 if __name__ == "__main__":

@@ -114,22 +114,30 @@ def write_result(result: "AuditResult", path) -> None:
         raise
 
 
+def _data_for(mechanism):
+    """Users' items as the mechanism reads them: item sets, or (n-gram mechanisms) each user's
+    items as one run of tokens, so its n-grams are its consecutive items; n-grams holding a
+    canary token count as canary releases, and the ε bound uses the base's single items."""
+    if getattr(mechanism, "input", Input.ITEM_SETS) is Input.SEQUENCES:
+        from .sequences import TokenCorpus
+        return lambda users: TokenCorpus.from_user_runs(
+            [(u, [list(ws)]) for u, ws in users], " ")
+    return ItemSets.from_user_items
+
+
 def audit(mechanism, base: list[tuple[Hashable, list[str]]] | None = None,
           canary_items: int = 1000, runs: int = 2000, confidence: float = 0.95,
           random: RandomSource | None = None) -> AuditResult:
     """Audit ``mechanism`` (anything with ``release(ItemSets, random=...)``, ``epsilon``,
     ``delta``). The base is public or synthetic: the audit prints statistics of it."""
     check_audit_parameters(canary_items, runs, confidence)
-    if getattr(mechanism, "input", Input.ITEM_SETS) is not Input.ITEM_SETS:
-        raise ParameterError("mechanism", getattr(mechanism, "registry_name", mechanism),
-                             "a mechanism over item sets; n-gram mechanisms (dpne) read token "
-                             "sequences and are not audited by this canary test")
     random = random if random is not None else RandomSource()
     base_users: list[tuple[Hashable, list[str]]] = \
         list(default_base()) if base is None else list(base)
     canary = [f"canary-{i}" for i in range(canary_items)]
-    d_prime = ItemSets.from_user_items(base_users)
-    d = ItemSets.from_user_items(base_users + [("__canary__", canary)])
+    data = _data_for(mechanism)
+    d_prime = data(base_users)
+    d = data(base_users + [("__canary__", canary)])
     canary_set = set(canary)
     # a mechanism's public item list can release items nobody holds: they are events too
     items = sorted({w for _, ws in base_users for w in ws}
@@ -140,10 +148,10 @@ def audit(mechanism, base: list[tuple[Hashable, list[str]]] | None = None,
     for _ in range(runs):
         rel = mechanism.release(d, random=random)
         released = set(rel.items)
-        canary_hits += bool(released & canary_set)
-        for w in released - canary_set:
+        canary_hits += any(t in canary_set for w in released for t in w.split(" "))
+        for w in released & hits_d.keys():
             hits_d[w] += 1
-        for w in mechanism.release(d_prime, random=random).items:
+        for w in set(mechanism.release(d_prime, random=random).items) & hits_dp.keys():
             hits_dp[w] += 1
     delta = mechanism.delta
     eps = mechanism.epsilon

@@ -22,7 +22,7 @@ import numpy as np
 
 from .bounding import Input
 from .errors import CorpusError, ParameterError
-from .heldout import NON_PRIVATE
+from .heldout import NON_PRIVATE, VocabularyUtility, ngram_coverage, split_users
 from .itemsets import ItemSets, Vocabulary
 from .output_dir import atomic_output_dir, check_output_dir, write_json
 
@@ -126,8 +126,9 @@ def _with_recipe_public_params(source, mechanisms, params: dict) -> dict:
 _SHARED: dict = {}
 
 
-def _init_worker(itemsets: ItemSets, sequences, utility, extractor) -> None:
-    _SHARED.update(itemsets=itemsets, sequences=sequences, utility=utility, extractor=extractor)
+def _init_worker(itemsets: ItemSets, sequences, utility, extractor, held_sequences) -> None:
+    _SHARED.update(itemsets=itemsets, sequences=sequences, utility=utility, extractor=extractor,
+                   held_sequences=held_sequences)
 
 
 def _run_one(config: dict) -> dict:
@@ -142,9 +143,12 @@ def _run_one(config: dict) -> dict:
     rel = mech.release(itemsets)
     record = {**config, "released": len(rel.items), "seconds": time.perf_counter() - t}
     utility = _SHARED.get("utility")
+    held_seq = _SHARED.get("held_sequences")
     if utility is not None and not seq:   # NON-PRIVATE columns
         record.update(utility.measure(rel.items, tokenizers=utility.heldout.n_users > 0
                                       and config["repeat"] == 0))
+    elif seq and held_seq is not None and held_seq.n_users:
+        record.update(ngram_coverage(rel.items, held_seq, getattr(mech, "max_n", 5)))
     return {**record, "_items": rel.items}
 
 
@@ -190,18 +194,20 @@ def evaluate(source, mechanisms: list[str], epsilons: list[float], delta: float 
                           else source)
     needs_seq = any(m in MECHANISMS and MECHANISMS[m].input is Input.SEQUENCES
                     for m in mechanisms)
-    sequences = _load(source, progress, sequences=True)[0] if needs_seq else None
-    from .heldout import VocabularyUtility, split_users  # noqa: I001
+    sequences = held_sequences = None
     train, heldout = split_users(itemsets, float(holdout))
     if holdout and not (train.n_users and heldout.n_users):
         raise ParameterError("holdout", holdout, "a share that leaves users on both sides",
                              "The corpus has too few users for this split.")
     itemsets = train
     utility = VocabularyUtility(train, heldout, extractor.describe())
+    if needs_seq:   # the same users held out of the n-gram mechanisms
+        sequences, held_sequences = split_users(_load(source, progress, sequences=True)[0],
+                                                float(holdout))
     configs = [{"mechanism": m, "epsilon": float(e), "delta": float(delta),
                 "max_items_per_user": int(d0), **mechanism_params.get(m, {}), "repeat": r}
                for m in mechanisms for e in epsilons for d0 in d0s for r in range(repeats)]
-    _SHARED.update(itemsets=itemsets, sequences=sequences, utility=utility, extractor=extractor)
+    _init_worker(itemsets, sequences, utility, extractor, held_sequences)
     runs = []
     if jobs > 1:
         import multiprocessing
@@ -209,7 +215,8 @@ def evaluate(source, mechanisms: list[str], epsilons: list[float], delta: float 
         # spawn, not fork: numba's OpenMP threads make fork unsafe
         ctx = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker,
-                                 initargs=(itemsets, sequences, utility, extractor)) as pool:
+                                 initargs=(itemsets, sequences, utility, extractor,
+                                           held_sequences)) as pool:
             for rec in pool.map(_run_one, configs):
                 runs.append(rec)
                 if on_run:
@@ -238,6 +245,8 @@ def evaluate(source, mechanisms: list[str], epsilons: list[float], delta: float 
             vals = [r[col] for r in rs if col in r]
             if vals:
                 row[f"{col}_mean"] = statistics.fmean(vals)
+        row.update({k: statistics.fmean(r[k] for r in rs) for k in rs[0]   # NON-PRIVATE
+                    if k.startswith(("coverage_n", "next_word"))})
         summary.append(row)
     holders = np.bincount(itemsets.items, minlength=len(itemsets.vocab))
     non_private = {"warning": f"{NON_PRIVATE}: computed from raw data without noise; for the "

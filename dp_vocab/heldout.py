@@ -5,6 +5,8 @@ harness only, never for ``dp-vocab run`` or its outputs.
 
 - ``split_users``: a fixed public split of users (a hash of the user id), so every mechanism is
   trained on the same users and measured on the same held-out ones;
+- ``ngram_coverage``: for n-gram releases, the share of held-out n-gram occurrences of each
+  length covered, and how often a held-out reply's next word is suggested;
 - ``VocabularyUtility``: for one released set, its true items (held by a training user) and false
   positives (held by none), the share of held-out token occurrences it covers, and the tokens per
   word of the tokenizer dp-vocab exports for it (BERT-style WordPiece) next to a non-private one of
@@ -25,15 +27,16 @@ NON_PRIVATE = "NON-PRIVATE"
 SPLIT_LABEL = b"dp_vocab.heldout.split.v1"
 
 
-def split_users(itemsets: ItemSets, holdout: float) -> tuple[ItemSets, ItemSets]:
-    """(training users, held-out users): a user is held out when a public hash of its id falls
-    below ``holdout`` (the same split on every run and every machine)."""
+def split_users(data, holdout: float):
+    """(training users, held-out users) of item sets or token sequences: a user is held out
+    when a public hash of its id falls below ``holdout`` (the same split on every run and every
+    machine, for item sets and sequences alike)."""
     scale = float(1 << 64)
-    held = [int.from_bytes(hashlib.sha256(SPLIT_LABEL + encode_user_id(u)).digest()[:8], "big")
-            / scale < holdout for u in itemsets.user_ids]
-    rows = np.arange(itemsets.n_users)
-    mask = np.array(held, dtype=bool)
-    return itemsets.select_rows(rows[~mask].tolist()), itemsets.select_rows(rows[mask].tolist())
+    held = [u for u in data.user_ids if int.from_bytes(
+        hashlib.sha256(SPLIT_LABEL + encode_user_id(u)).digest()[:8], "big") / scale < holdout]
+    held_set = set(held)
+    return data.without_users(held), data.without_users(
+        [u for u in data.user_ids if u not in held_set])
 
 
 @dataclass
@@ -89,4 +92,57 @@ class VocabularyUtility:
         return float((lengths * freq).sum() / freq.sum()) if freq.sum() else float("nan")
 
 
-__all__ = ["NON_PRIVATE", "VocabularyUtility", "split_users"]
+# ---- n-grams for reply suggestion ----------------------------------------------------------------
+
+def _position_hashes(tokens: np.ndarray, n: int) -> np.ndarray:
+    """A 64-bit polynomial hash of the n tokens from each position (wrapping arithmetic)."""
+    m = tokens.size - n + 1
+    h = np.zeros(max(m, 0), dtype=np.uint64)
+    for j in range(n):
+        h = h * np.uint64(0x9E3779B97F4A7C15) + tokens[j:j + m].astype(np.uint64)
+    return h
+
+
+def ngram_coverage(items, held_out, max_n: int = 5) -> dict:
+    """NON-PRIVATE (evaluate only): on held-out users' token sequences,
+
+    - ``coverage_n{n}``: the share of n-gram occurrences (positions inside a sequence) whose
+      n-gram is released, for n = 1..max_n;
+    - ``next_word_suggested``: the share of words after the first of a sequence that some
+      released n-gram (n ≥ 2) suggests: its prefix ends the text before the word, and its last
+      token is the word.
+    """
+    joiner, vocab = held_out.joiner, held_out.vocab
+    by_n: dict[int, set] = {}
+    for g in items:
+        toks = g.split(joiner)
+        ids = tuple(vocab.get(t, -1) for t in toks)
+        if len(toks) <= max_n and min(ids) >= 0:
+            by_n.setdefault(len(toks), set()).add(ids)
+    tokens = held_out.tokens
+    seq_end = np.repeat(held_out.seq_ptr[1:], np.diff(held_out.seq_ptr))
+    seq_start = np.repeat(held_out.seq_ptr[:-1], np.diff(held_out.seq_ptr))
+    suggested = np.zeros(tokens.size, dtype=bool)
+    out = {}
+    for n in range(1, max_n + 1):
+        m = tokens.size - n + 1
+        inside = (np.arange(max(m, 0)) + n <= seq_end[:max(m, 0)])
+        released = np.zeros(max(m, 0), dtype=bool)
+        grams = by_n.get(n, set())
+        if grams and m > 0:
+            want = np.zeros(len(grams), dtype=np.uint64)
+            for j in range(n):
+                want = want * np.uint64(0x9E3779B97F4A7C15) + np.array(
+                    [g[j] for g in grams], dtype=np.uint64)
+            cand = np.flatnonzero(np.isin(_position_hashes(tokens, n), want) & inside)
+            released[cand] = [tuple(tokens[p:p + n].tolist()) in grams for p in cand.tolist()]
+        total = int(inside.sum())
+        out[f"coverage_n{n}"] = float(released.sum() / total) if total else 0.0
+        if n >= 2:   # the n-gram starting at p suggests the word at p + n − 1
+            suggested[np.flatnonzero(released) + n - 1] = True
+    words = np.arange(tokens.size) > seq_start   # not the first word of its sequence
+    out["next_word_suggested"] = float(suggested[words].mean()) if words.any() else 0.0
+    return out
+
+
+__all__ = ["NON_PRIVATE", "VocabularyUtility", "ngram_coverage", "split_users"]

@@ -15,7 +15,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from .bounding import Bounding, Weighting, user_weights
+from .bounding import Bounded, Bounding, Weighting, user_weights
 from .errors import ParameterError
 from .itemsets import ItemSets, Vocabulary, needs_item_sets
 from .privacy.noise import RandomSource, uniform_below
@@ -87,16 +87,26 @@ class TokenCorpus:
         return "<TokenCorpus (private data)>"
 
 
-def _level_itemsets(corpus: TokenCorpus, cand: np.ndarray, pos_user: np.ndarray, names_of):
-    """Per-user distinct candidates from per-position candidate keys (−1: none).
+def _level_itemsets(corpus: TokenCorpus, users: np.ndarray, keys_at: np.ndarray, names_of):
+    """Per-user distinct candidates from the (user, candidate key) of every position holding
+    one (memory: one packed int64 per position, sorted in place).
 
     Returns (ItemSets over this level's present candidates, their sorted int64 keys)."""
-    valid = np.flatnonzero(cand >= 0)
-    users, keys_at = pos_user[valid].astype(np.int64), cand[valid]
     span = int(keys_at.max()) + 1 if keys_at.size else 1
     if corpus.n_users < (2 ** 62) // span:   # (user, key) packed in one int64: one sort
-        pairs, counts = np.unique(users * span + keys_at, return_counts=True)
+        packed = users.astype(np.int64)
+        packed *= span
+        packed += keys_at
+        packed.sort()
+        new = np.ones(packed.size, dtype=bool)
+        np.not_equal(packed[1:], packed[:-1], out=new[1:])
+        starts = np.flatnonzero(new)
+        del new
+        counts = np.diff(np.append(starts, packed.size))
+        pairs = packed[starts]
+        del packed, starts
         users, keys_at = pairs // span, pairs % span
+        del pairs
     else:                                    # too many for one word: sort by both
         order = np.lexsort((keys_at, users))
         users, keys_at = users[order], keys_at[order]
@@ -107,6 +117,7 @@ def _level_itemsets(corpus: TokenCorpus, cand: np.ndarray, pos_user: np.ndarray,
         users, keys_at = users[starts], keys_at[starts]
     # (users, keys_at): distinct (user, candidate) pairs sorted by user; counts: occurrences
     keys, item_ids = np.unique(keys_at, return_inverse=True)
+    del keys_at
     indptr = np.zeros(corpus.n_users + 1, dtype=np.int64)
     np.cumsum(np.bincount(users, minlength=corpus.n_users), out=indptr[1:])
     vocab = Vocabulary(names_of(keys))
@@ -164,29 +175,44 @@ class CandidateJoin:
 
 class TokenLevels:
     """DPNE levels over in-memory token sequences: per-position ids of the released
-    (n−1)-grams, from which level-n candidates are read off in vectorised passes."""
+    (n−1)-grams, from which level-n candidates are read off in vectorised passes.
+
+    Memory: per position an int32 user, an int8 room to the sequence end and an int32 id in
+    S_{n−1}; the positions holding a level-n candidate and its int64 key."""
 
     def __init__(self, corpus: TokenCorpus, bounding: Bounding):
         self.corpus, self.bounding, self.joiner = corpus, bounding, corpus.joiner
-        self.pos_user = np.repeat(corpus.seq_user, np.diff(corpus.seq_ptr))
-        # position i's sequence end, to keep n-grams inside their sequence
-        self.seq_end = np.repeat(corpus.seq_ptr[1:], np.diff(corpus.seq_ptr))
+        lengths = np.diff(corpus.seq_ptr)
+        self.pos_user = np.repeat(corpus.seq_user, lengths)
+        # tokens from position i to its sequence end, capped at 127 (n ≤ 64): n-grams stay
+        # inside their sequence
+        room = np.repeat(corpus.seq_ptr[1:], lengths)
+        room -= np.arange(room.size, dtype=np.int64)
+        self.room = np.minimum(room, 127).astype(np.int8)
+        del room
         self.s_prev: np.ndarray | None = None   # id in S_{n−1} of the (n−1)-gram at i, or −1
         self.prev: list[Gram] = []
-        self._cand = np.zeros(0, dtype=np.int64)
+        self._cand: tuple[np.ndarray | None, np.ndarray] = (None, np.zeros(0, np.int64))
 
-    def _candidates(self, n: int) -> np.ndarray:
-        """Per position: the key of the level-n candidate starting there, or −1."""
+    def _candidates(self, n: int) -> tuple[np.ndarray | None, np.ndarray]:
+        """(positions holding a level-n candidate, or None for every position; its key)."""
         if n == 1:
-            return self.corpus.tokens.astype(np.int64)
+            return None, self.corpus.tokens
         s, m = self.s_prev, len(self.prev)
         if s is None:
             raise ValueError(f"level {n}: the released level {n - 1} must be set first")
-        cand = np.full(s.size, -1, dtype=np.int64)
-        i = np.arange(s.size - 1)
-        ok = (s[:-1] >= 0) & (s[1:] >= 0) & (i + n <= self.seq_end[:-1])
-        cand[:-1][ok] = s[:-1][ok] * m + s[1:][ok]
-        return cand
+        ok = s[:-1] >= 0
+        ok &= s[1:] >= 0
+        ok &= self.room[:-1] >= n
+        pos = np.flatnonzero(ok)
+        del ok
+        keys = s[pos].astype(np.int64)
+        keys *= m
+        keys += s[pos + 1]
+        return pos, keys
+
+    def _users_at(self, pos: np.ndarray | None) -> np.ndarray:
+        return self.pos_user if pos is None else self.pos_user[pos]
 
     def _grams_of(self, n: int, keys: np.ndarray) -> list[Gram]:
         if n == 1:
@@ -195,8 +221,11 @@ class TokenLevels:
         join = CandidateJoin(self.prev)
         return [join.gram_of(k) for k in keys]
 
-    def level_weights(self, n: int, key: bytes) -> tuple[list[Gram], np.ndarray]:
-        """Positive level-n weights (user weights 1/√k on ≤ Δ0 candidates each)."""
+    def level_rows(self, n: int, key: bytes,
+                   bounding: Bounding | None = None) -> tuple[list[Gram], Bounded]:
+        """Level n's candidates held by some user (present in the corpus), and every user's
+        bounded row of them (≤ Δ0, level key ``key``) in keyed order; item ids index the list.
+        ``bounding``: this level's cap, if not the levels' own."""
         join_str = self.joiner.join
         self._cand = cand = self._candidates(n)
         grams: list[Gram] = []
@@ -205,9 +234,14 @@ class TokenLevels:
             grams.extend(self._grams_of(n, keys))
             return [join_str(g) for g in grams]
 
-        level, _ = _level_itemsets(self.corpus, cand, self.pos_user, names_of)
-        b = level.bounded_rows(key, self.bounding).bounded   # item ids index ``grams``
-        w = user_weights(b, len(level.vocab), Weighting.L2)
+        level, _ = _level_itemsets(self.corpus, self._users_at(cand[0]), cand[1], names_of)
+        return grams, level.bounded_rows(key, bounding or self.bounding).bounded
+
+    def level_weights(self, n: int, key: bytes,
+                      bounding: Bounding | None = None) -> tuple[list[Gram], np.ndarray]:
+        """Positive level-n weights (user weights 1/√k on ≤ Δ0 candidates each)."""
+        grams, b = self.level_rows(n, key, bounding)
+        w = user_weights(b, len(grams), Weighting.L2)
         pos = np.flatnonzero(w > 0)
         return [grams[i] for i in pos.tolist()], w[pos]
 
@@ -222,22 +256,21 @@ class TokenLevels:
         """S_n (sorted token tuples, members of the level last weighed): mark the positions
         whose n-gram was released."""
         if n == 1:  # keys are token ids: a lookup table
-            table = np.full(len(self.corpus.vocab), -1, dtype=np.int64)
+            table = np.full(len(self.corpus.vocab), -1, dtype=np.int32)
             ids = np.array([self.corpus.vocab.get(g[0], -1) for g in grams], dtype=np.int64)
             table[ids[ids >= 0]] = np.flatnonzero(ids >= 0)
             s = table[self.corpus.tokens]
         else:
             join = CandidateJoin(self.prev)  # grams are members of C_n: keys, then positions
             keys = np.array([join.key_of(g) for g in grams], dtype=np.int64)
-            cand = self._cand
-            s = np.full(cand.size, -1, dtype=np.int64)
-            valid = np.flatnonzero(cand >= 0)
-            if valid.size:
+            pos, cand = self._cand
+            s = np.full(self.corpus.tokens.size, -1, dtype=np.int32)
+            if pos is not None and cand.size and keys.size:
                 order = np.argsort(keys)
                 sorted_keys = keys[order]
-                idx = np.minimum(np.searchsorted(sorted_keys, cand[valid]), sorted_keys.size - 1)
-                hit = sorted_keys[idx] == cand[valid]
-                s[valid[hit]] = order[idx[hit]]
+                idx = np.minimum(np.searchsorted(sorted_keys, cand), sorted_keys.size - 1)
+                hit = sorted_keys[idx] == cand
+                s[pos[hit]] = order[idx[hit]]
         self.s_prev, self.prev = s, list(grams)
 
     def set_released_grams(self, n: int, grams: list[Gram]) -> None:
@@ -246,8 +279,8 @@ class TokenLevels:
             return self.set_released(1, grams)
         toks, strings = self.corpus.tokens, self.corpus.vocab.strings
         index = {g: i for i, g in enumerate(grams)}
-        s = np.full(toks.size, -1, dtype=np.int64)
+        s = np.full(toks.size, -1, dtype=np.int32)
         for i in range(toks.size - n + 1):
-            if i + n <= self.seq_end[i]:
+            if self.room[i] >= n:
                 s[i] = index.get(tuple(strings[t] for t in toks[i:i + n]), -1)
         self.s_prev, self.prev = s, list(grams)

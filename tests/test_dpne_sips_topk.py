@@ -26,7 +26,7 @@ def corpus(docs):
 
 # ---- DPNE ---------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("split", ["uniform", 10.0, 0.5])
+@pytest.mark.parametrize("split", ["uniform", 10.0, 0.5, [1, 2, 2, 1.5]])
 def test_dpne_level_budget_composes_to_one_gaussian(split):
     m = make_mechanism("dpne", epsilon=3, delta=1e-5, max_n=4, budget_split=split)
     assert sum(1 / s ** 2 for s in m.level_sigmas) == pytest.approx(1 / m.sigma_star ** 2, rel=1e-12)
@@ -190,9 +190,9 @@ def test_dpne_level_sets_hold_any_number_of_users():
     from dp_vocab.sequences import _level_itemsets
     n_users = 2 ** 22 + 3
     corpus = SimpleNamespace(n_users=n_users, user_ids=range(n_users))
-    pos_user = np.array([0, n_users - 1, n_users - 1, 2 ** 21, 0], dtype=np.int64)
-    cand = np.array([7, 2 ** 40 + 1, 2 ** 40 + 1, 7, -1], dtype=np.int64)
-    level, keys = _level_itemsets(corpus, cand, pos_user, lambda ks: [str(k) for k in ks])
+    pos_user = np.array([0, n_users - 1, n_users - 1, 2 ** 21], dtype=np.int64)
+    cand = np.array([7, 2 ** 40 + 1, 2 ** 40 + 1, 7], dtype=np.int64)
+    level, keys = _level_itemsets(corpus, pos_user, cand, lambda ks: [str(k) for k in ks])
     assert keys.tolist() == [7, 2 ** 40 + 1]
     rows = {u: level.row(u) for u in (0, 2 ** 21, n_users - 1)}
     assert [(r[0].tolist(), r[1].tolist()) for r in rows.values()] == [([0], [1]), ([0], [1]),

@@ -57,13 +57,17 @@ def test_evaluate_records_and_report(tmp_path):
 def test_evaluate_cli_on_the_sample(tmp_path):
     res = CliRunner().invoke(app, ["evaluate", str(SAMPLE), "--mechanisms",
                                    "count_laplace,gw,dpne", "--epsilon", "2,6", "--repeats", "2",
-                                   "-o", str(tmp_path / "e")])
+                                   "--holdout", "0.1", "-o", str(tmp_path / "e")])
     assert res.exit_code == 0, res.output
     assert "NON-PRIVATE" in res.output and "count_laplace" in res.output
     data = json.loads((tmp_path / "e" / "results.json").read_text())
     assert len(data["summary"]) == 6
     dpne = [s for s in data["summary"] if s["mechanism"] == "dpne"]
     assert dpne and all(s["released_mean"] > 0 for s in dpne)
+    # held-out n-gram columns for dpne only (NON-PRIVATE): shares, unigrams covered most
+    assert all(0 < s["coverage_n2"] <= s["coverage_n1"] <= 1 and 0 <= s["next_word_suggested"]
+               <= 1 for s in dpne)
+    assert not any("coverage_n1" in s for s in data["summary"] if s["mechanism"] != "dpne")
 
 
 def test_evaluate_rejects_unknown_mechanisms(tmp_path):
@@ -107,3 +111,36 @@ def test_evaluate_rejects_bad_holdout():
     for bad in (-0.1, 1.0, "x", True):
         with pytest.raises(ParameterError, match="holdout"):
             evaluate(toy(), ["policy_gaussian"], [1.0], holdout=bad)
+
+
+def test_ngram_coverage_on_held_out_users_by_hand():
+    from dp_vocab.heldout import ngram_coverage
+    from dp_vocab.extraction import extract_sequences
+    from dp_vocab.text.items import ItemExtractor
+    from dp_vocab.text.tokenizers import RegexTokenizer
+    held = extract_sequences([("h1", "a b c a b"), ("h2", "c a")],
+                             ItemExtractor(RegexTokenizer()))
+    cov = ngram_coverage(["a", "b", "a b", "b c", "c a b", "zz", "zz a"], held, max_n=3)
+    # unigrams: a b c a b | c a -> a,b,a,b,a released: 5 of 7
+    assert cov["coverage_n1"] == pytest.approx(5 / 7)
+    # bigrams: ab bc ca ab | ca -> ab, bc, ab: 3 of 5 (no bigram across the two documents)
+    assert cov["coverage_n2"] == pytest.approx(3 / 5)
+    # trigrams: abc bca cab -> cab: 1 of 3
+    assert cov["coverage_n3"] == pytest.approx(1 / 3)
+    # words after the first: b c a b | a -> b (ab), c (bc), a (no: "c a" not released),
+    # b (ab, cab), a (no): 3 of 5
+    assert cov["next_word_suggested"] == pytest.approx(3 / 5)
+
+
+def test_held_out_split_of_token_sequences_is_by_user_and_disjoint():
+    from dp_vocab.heldout import split_users
+    from dp_vocab.extraction import extract_sequences
+    from dp_vocab.text.items import ItemExtractor
+    from dp_vocab.text.tokenizers import RegexTokenizer
+    c = extract_sequences([(f"u{i}", f"w{i} x") for i in range(200)],
+                          ItemExtractor(RegexTokenizer()))
+    train, held = split_users(c, 0.1)
+    assert set(train.user_ids).isdisjoint(held.user_ids)
+    assert set(train.user_ids) | set(held.user_ids) == set(c.user_ids)
+    assert 5 <= held.n_users <= 40   # one in ten, by hash
+    assert split_users(c, 0.1)[1].user_ids == held.user_ids

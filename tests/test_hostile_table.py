@@ -451,8 +451,6 @@ CASES = [
          message=r"confidence: expected a number strictly between 0 and 1"),
     Case("audit-output-is-directory", lambda d: _audit("-o", str(d))(d),
          message=r"is a directory; give a file name"),
-    Case("audit-ngram-mechanism", lambda d: ["audit", "dpne", "--runs", "2"],
-         message=r"mechanism: expected a mechanism over item sets"),
     Case("audit-epsilon-as-param", _audit("-p", "epsilon=2"),
          message=r"--param 'epsilon=2': set epsilon with --epsilon"),
     # ---- items and exporter parameters

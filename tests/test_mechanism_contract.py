@@ -177,13 +177,19 @@ def test_unknown_mechanism_lists_the_known_ones():
         make_mechanism("greedy_by_gap", epsilon=1, delta=1e-5)
 
 
-@pytest.mark.parametrize("name,tight", CASES + [("dpne", t) for t in (True, False)],
-                         ids=IDS + ["dpne-tight", "dpne-default"])
-def test_threshold_covers_the_claimed_lone_user(name, tight):
+# sequence mechanisms and their options, beside the item-set ones
+SEQUENCE_CASES = [("dpne", t, o) for o in ({}, {"policy": "l2_descent"}) for t in (True, False)]
+
+
+@pytest.mark.parametrize("name,tight,options",
+                         [(n, t, {}) for n, t in CASES] + SEQUENCE_CASES,
+                         ids=IDS + [f"{n}{'-' + o['policy'] if o else ''}-"
+                                    f"{'tight' if t else 'default'}" for n, t, o in SEQUENCE_CASES])
+def test_threshold_covers_the_claimed_lone_user(name, tight, options):
     """The calibration matches the claim: a lone user's t ≤ Δ0 items, weighted as the claim
     says (t^-p each, or at most one of them positive ≤ 1), are released with probability at
     most the δ the threshold is paid for, by the mechanism's own release probability."""
-    mech = make_mechanism(name, **params(name, tight))
+    mech = make_mechanism(name, **params(name, tight), **options)
     claim = mech.claim.sensitivity
     assert claim.lone_item_power is not None or claim.lone_items_positive is not None, (
         f"{name}: the claim must say what a lone user's items weigh")

@@ -83,6 +83,8 @@ CASES = {
                                           "epsilon": 12.0, "max_items_per_user": 3,
                                           "max_count": 1}},
     "dpne": lambda t: {"mechanism": mech("dpne", epsilon=3.0, max_n=2, eta=0.2)},
+    "dpne_policy": lambda t: {"mechanism": mech("dpne", epsilon=3.0, max_n=2, eta=0.2,
+                                                policy="l2_descent")},
     # every exporter's files too (Unigram needs the published counts)
     "exports": lambda t: {"mechanism": mech("count_laplace", epsilon=30.0, max_items_per_user=3,
                                             noisy_counts=True),
@@ -101,7 +103,7 @@ X_SHARES = {"count_laplace_noisy": False, "counts_stage": False, "exports": Fals
 
 
 def corpus_lines(case: str, with_x: bool) -> list[dict]:
-    if case == "dpne":  # the reviewers' repro: "b b" is held by X alone
+    if case.startswith("dpne"):  # the reviewers' repro: "b b" is held by X alone
         docs = [{"user": f"u{i}", "text": "a b a a"} for i in range(200)]
         return docs + ([{"user": "x", "text": "b b a"}] if with_x else [])
     docs = [{"user": f"u{i}", "text": "the cat sat"} for i in range(300)]
@@ -127,7 +129,7 @@ def test_same_release_same_record_on_neighbouring_datasets(tmp_path, case):
     for with_x in (True, False):
         corpus.write_text("\n".join(json.dumps(d) for d in corpus_lines(case, with_x)) + "\n",
                           encoding="utf-8")
-        for _ in range(RUNS_DPNE if case == "dpne" else RUNS):
+        for _ in range(RUNS_DPNE if case.startswith("dpne") else RUNS):
             res = run_recipe(recipe, out, force=True)
             rel = res.release
             release = json.dumps([rel.items, rel.counts and sorted(rel.counts.items())])

@@ -163,9 +163,17 @@ class NgramLevels(Protocol):
 
     joiner: str
 
-    def level_weights(self, n: int, key: bytes) -> tuple[list[tuple[str, ...]], np.ndarray]:
+    def level_weights(self, n: int, key: bytes, bounding: "Bounding | None" = None
+                      ) -> tuple[list[tuple[str, ...]], np.ndarray]:
         """Level n's n-grams with positive weight and their weights (1/√k each over ≤ Δ0 per
-        user), given the released (n−1)-grams set before."""
+        user), given the released (n−1)-grams set before; ``bounding`` overrides the levels'
+        cap for this level."""
+        ...
+
+    def level_rows(self, n: int, key: bytes, bounding: "Bounding | None" = None
+                   ) -> tuple[list[tuple[str, ...]], Bounded]:
+        """Level n's candidates held by some user, and all users' bounded rows of them in
+        keyed order (item ids index the list): for sequential policies over a level."""
         ...
 
     def set_released(self, n: int, grams: list[tuple[str, ...]]) -> None:

@@ -22,16 +22,18 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import ndtri
 
-from ..bounding import Bounding, Input, Priority, UserData, Weighting, check_key, derive_key
+from ..bounding import (MAX_ITEMS_PER_USER, Bounding, Input, Priority, UserData, Weighting,
+                        check_key, derive_key)
 from ..errors import ParameterError
 from ..itemsets import item_hashes
 from ..privacy import calibrate
 from ..privacy.noise import RandomSource, bernoulli, binomial, gaussian_release_probability
-from ..privacy.params import check_positive_int
+from ..privacy.params import check_choice, check_nonnegative, check_positive_int
 from ..release import Release
 from ..sequences import CandidateJoin, Gram
+from . import _kernels
 from .base import Mechanism
-from .claim import Noise
+from .claim import Noise, Norm, Sensitivity
 
 
 @dataclass(frozen=True, kw_only=True, repr=False)
@@ -45,6 +47,10 @@ class DPNE(Mechanism):
     - level 1 threshold ρ_1 = max_{1≤t≤Δ0} [1/√t − σ_1Φ⁻¹(δ_t(δ/2))]: δ/2 for X's unigrams;
     - level n ≥ 2 runs over the public domain C_n (all candidates noised), so it spends no δ;
       ρ_n = σ_n Φ⁻¹(1 − η·min(|S_{n−1}|/|C_n|, 1)) only sets the expected spurious count;
+    - ``policy="l2_descent"``: each level's weights come from Policy Gaussian (L2-descent in
+      the order of a per-level key, cutoff Γ_n = ρ_n + α·σ_n) over the level's candidates;
+      ℓ2-contraction keeps L2 sensitivity 1 per level for the same key, so all of the above
+      holds unchanged;
     - guarantee: (ε, δ/2 + δ/2)-DP.
     """
 
@@ -60,6 +66,13 @@ class DPNE(Mechanism):
     eta: float = 0.01
     budget_split: str | float = "uniform"
     sampling: str = "top"
+    # how a level's weights are formed: "weighted" (each user adds 1/√k to its k capped
+    # n-grams, as published) or "l2_descent" (Policy Gaussian in keyed user order, cutoff
+    # Γ_n = ρ_n + α·σ_n)
+    policy: str = "weighted"
+    alpha: float = 5.0
+    # Δ0 of the levels n ≥ 2 (their threshold does not depend on it); None: max_items_per_user
+    max_ngrams_per_user: int | None = None
     sigma_star: float = field(init=False)
     level_sigmas: tuple[float, ...] = field(init=False)
 
@@ -70,16 +83,32 @@ class DPNE(Mechanism):
             raise ParameterError("eta", self.eta,
                                  "a number in (0, 1): the tolerated spurious fraction")
         self._set("eta", float(self.eta))
+        self._set("policy", check_choice(self.policy, "policy", ("weighted", "l2_descent")))
+        self._set("alpha", check_nonnegative(self.alpha, "alpha"))
+        if self.max_ngrams_per_user is not None:
+            self._set("max_ngrams_per_user", check_positive_int(
+                self.max_ngrams_per_user, "max_ngrams_per_user",
+                maximum=MAX_ITEMS_PER_USER))
         split = self.budget_split
-        if split != "uniform" and not (isinstance(split, (int, float)) and split > 0):
-            raise ParameterError("budget_split", split, "'uniform' or a geometric base b > 0 "
-                                 "(b > 1 favours short n-grams)")
+        if isinstance(split, (list, tuple)):
+            if len(split) != self.max_n or not all(
+                    isinstance(w, (int, float)) and not isinstance(w, bool) and 0 < w < math.inf
+                    for w in split):
+                raise ParameterError("budget_split", split, f"a list of {self.max_n} positive "
+                                     "numbers (one share per level, n = 1..max_n)")
+            self._set("budget_split", [float(w) for w in split])
+        elif split != "uniform" and not (isinstance(split, (int, float)) and split > 0):
+            raise ParameterError("budget_split", split, "'uniform', a geometric base b > 0 "
+                                 "(b > 1 favours short n-grams) or a list of per-level shares")
 
     def _calibrate(self):
         sigma_star = calibrate.agm_sigma(self.epsilon, self.delta / 2)
         T = self.max_n
         if self.budget_split == "uniform":
             sigmas = [sigma_star * math.sqrt(T)] * T
+        elif isinstance(self.budget_split, list):   # level n gets share w_n/Σw of 1/σ*²
+            total = math.fsum(self.budget_split)
+            sigmas = [sigma_star * math.sqrt(total / w) for w in self.budget_split]
         else:
             b = float(self.budget_split)
             norm = math.sqrt(sum(b ** (-2 * i) for i in range(1, T + 1)))
@@ -95,31 +124,79 @@ class DPNE(Mechanism):
         return self.sigma_star
 
     def params(self):
+        extra = {"policy": self.policy, "alpha": self.alpha} if self.policy != "weighted" else {}
+        if self.max_ngrams_per_user is not None:
+            extra["max_ngrams_per_user"] = self.max_ngrams_per_user
         return {**super().params(), "max_n": self.max_n, "eta": self.eta,
-                "budget_split": self.budget_split}
+                "budget_split": self.budget_split, **extra}
 
     def privacy(self):
+        extra = {"cutoff": self.threshold + self.alpha * self.noise_scale,
+                 "level_cutoffs": "rho_n + alpha * sigma_n"} if self.policy != "weighted" else {}
         return {**super().privacy(), "level_sigmas": list(self.level_sigmas),
-                "composed_sigma": self.sigma_star}
+                "composed_sigma": self.sigma_star, **extra}
+
+    def sensitivity(self) -> Sensitivity:
+        if self.policy == "weighted":
+            return super().sensitivity()
+        return Sensitivity(Norm.L2, 1.0, lone_item_power=0.5,
+                           cap=self.threshold + self.alpha * self.noise_scale,
+                           text=self.scope + "L2 <= 1 (l2-contractive L2-descent in keyed order)")
 
     # -- levels ----------------------------------------------------------------------------
     def _level_key(self, key: bytes, n: int) -> bytes:
         return derive_key(key, n.to_bytes(2, "big"))
 
+    def _bounding(self, n: int) -> Bounding:
+        cap = self.max_items_per_user if n == 1 or self.max_ngrams_per_user is None \
+            else self.max_ngrams_per_user
+        return Bounding(cap, Priority.RANDOM if self.sampling == "uniform"
+                        else Priority.OWN_COUNT)
+
     def _levels(self, data: UserData):
-        return data.ngram_levels(Bounding(self.max_items_per_user, Priority.RANDOM
-                                          if self.sampling == "uniform" else Priority.OWN_COUNT))
+        return data.ngram_levels(self._bounding(1))
+
+    def _level_threshold(self, n: int, previous: list, join: CandidateJoin | None) -> float:
+        """ρ_n: level 1's δ-threshold; at n ≥ 2 a function of public sizes only (the expected
+        number of released zero-weight candidates is about η·|S_{n−1}|)."""
+        if join is None:   # level 1
+            return self.threshold
+        sigma = self.level_sigmas[n - 1]
+        return sigma * float(ndtri(1 - self.eta * min(len(previous) / join.size, 1.0)))
+
+    def _level_weights(self, levels, n: int, key: bytes, rho: float):
+        """Level n's positive weights: the users' 1/√k sums, or the L2-descent policy over
+        their capped rows in the level key's order with cutoff Γ_n = ρ_n + α·σ_n."""
+        own = () if self._bounding(n) == self._bounding(1) else (self._bounding(n),)
+        # backends that offer level_rows also take a per-level cap (bounding.NgramLevels)
+        if (own or self.policy != "weighted") and not hasattr(levels, "level_rows"):
+            raise ParameterError("dpne policy / max_ngrams_per_user",
+                                 f"{self.policy} / {self.max_ngrams_per_user}",
+                                 "policy 'weighted' without max_ngrams_per_user on this backend",
+                                 "Run with backend = \"local\", or drop those two parameters.")
+        if self.policy == "weighted":
+            return levels.level_weights(n, key, *own)
+        grams, b = levels.level_rows(n, key, *own)
+        gamma = rho + self.alpha * self.level_sigmas[n - 1]
+        w = _kernels.l2_descent(b.order, b.indptr, b.items, len(grams), gamma)
+        pos = np.flatnonzero(w > 0)
+        return [grams[i] for i in pos.tolist()], w[pos]
 
     def level_histogram(self, data, n: int, previous: list,
                         key: bytes) -> dict[str, float]:
         """Pre-noise level-n weights, by joined n-gram, given the released (n−1)-grams as
         token tuples or joined strings (tests, audits). Private: never for output."""
         levels = self._levels(data)
+        grams = []
         if n > 1:
-            grams = [g if isinstance(g, tuple) else tuple(g.split(levels.joiner))
-                     for g in previous]
-            levels.set_released_grams(n - 1, sorted(grams))
-        grams, w = levels.level_weights(n, self._level_key(check_key(key), n))
+            grams = sorted(g if isinstance(g, tuple) else tuple(g.split(levels.joiner))
+                           for g in previous)
+            levels.set_released_grams(n - 1, grams)
+        join = CandidateJoin(grams) if n > 1 else None
+        if join is not None and join.size == 0:
+            return {}
+        rho = self._level_threshold(n, grams, join)
+        grams, w = self._level_weights(levels, n, self._level_key(check_key(key), n), rho)
         return dict(zip((levels.joiner.join(g) for g in grams), w.tolist()))
 
     def histogram(self, data, key: bytes) -> dict[str, float]:
@@ -136,22 +213,19 @@ class DPNE(Mechanism):
         previous: list[Gram] = []
         for n in range(1, self.max_n + 1):
             sigma = self.level_sigmas[n - 1]
-            if n == 1:
-                rho = self.threshold
-            else:
-                join = CandidateJoin(previous)
-                if join.size == 0:
-                    per_level.append({"n": n, "released": 0})
-                    previous = []
-                    continue
-                rho = sigma * float(ndtri(1 - self.eta * min(len(previous) / join.size, 1.0)))
-            grams, w = levels.level_weights(n, self._level_key(key, n))
+            join = CandidateJoin(previous) if n > 1 else None
+            if join is not None and join.size == 0:
+                per_level.append({"n": n, "released": 0})
+                previous = []
+                continue
+            rho = self._level_threshold(n, previous, join)
+            grams, w = self._level_weights(levels, n, self._level_key(key, n), rho)
             names = [join_str(g) for g in grams]
             order = np.argsort(item_hashes(names), kind="stable")  # same draws on any backend
             grams, w = [grams[i] for i in order.tolist()], w[order]
             keep = bernoulli(gaussian_release_probability(w, rho, sigma), random)
             kept = [g for g, k in zip(grams, keep.tolist()) if k]
-            if n >= 2:  # zero-weight members of the public domain C_n, exactly
+            if join is not None:  # n ≥ 2: zero-weight members of the public domain C_n
                 p0 = float(gaussian_release_probability(np.zeros(1), rho, sigma)[0])
                 k = binomial(join.size - len(grams), p0, random)
                 kept += join.sample(k, {join.key_of(g) for g in grams}, random)
