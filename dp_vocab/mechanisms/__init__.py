@@ -8,15 +8,15 @@ from .sips import DPSIPS
 from .topk import TopK
 from .partition import PartitionOptimal
 from .policy import PolicyGaussian, PolicyLaplace
-from .public import DPSIPSPublic, PolicyGaussianPublic
+from .public import DPNEPublic, DPSIPSPublic, PolicyGaussianPublic
 from .weighted import WeightedGaussian, WeightedLaplace
 
 MECHANISMS: dict[str, type[Mechanism]] = {
     cls.name: cls for cls in (CountLaplace, CountGaussian, WeightedLaplace, WeightedGaussian,
                               PolicyLaplace, PolicyGaussian, GW, GWKT, PartitionOptimal, DPSIPS,
-                              TopK, DPNE, PolicyGaussianPublic, DPSIPSPublic)
+                              TopK, DPNE, PolicyGaussianPublic, DPSIPSPublic, DPNEPublic)
 }
 
-__all__ = ["DPNE", "DPSIPS", "DPSIPSPublic", "PolicyGaussianPublic", "GW", "TopK", "GWKT", "MECHANISMS", "CountGaussian", "CountLaplace", "Mechanism",
+__all__ = ["DPNE", "DPNEPublic", "DPSIPS", "DPSIPSPublic", "PolicyGaussianPublic", "GW", "TopK", "GWKT", "MECHANISMS", "CountGaussian", "CountLaplace", "Mechanism",
            "PartitionOptimal", "PolicyGaussian", "PolicyLaplace", "WeightedGaussian",
            "WeightedLaplace", "load_public_frequencies"]

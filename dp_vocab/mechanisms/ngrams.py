@@ -202,6 +202,12 @@ class DPNE(Mechanism):
     def histogram(self, data, key: bytes) -> dict[str, float]:
         return self.level_histogram(data, 1, [], key)
 
+    def _release_level1(self, grams: list[Gram], w: np.ndarray, rho: float, sigma: float,
+                        random: RandomSource, join_str) -> list[Gram]:
+        """Level 1's decisions (candidates in item-hash order): H + N(0, σ_1²) > ρ_1."""
+        keep = bernoulli(gaussian_release_probability(w, rho, sigma), random)
+        return [g for g, k in zip(grams, keep.tolist()) if k]
+
     def release(self, data, key: bytes | None = None,
                 random: RandomSource | None = None) -> Release:
         levels = self._levels(data)
@@ -223,8 +229,11 @@ class DPNE(Mechanism):
             names = [join_str(g) for g in grams]
             order = np.argsort(item_hashes(names), kind="stable")  # same draws on any backend
             grams, w = [grams[i] for i in order.tolist()], w[order]
-            keep = bernoulli(gaussian_release_probability(w, rho, sigma), random)
-            kept = [g for g, k in zip(grams, keep.tolist()) if k]
+            if join is None:
+                kept = self._release_level1(grams, w, rho, sigma, random, join_str)
+            else:
+                keep = bernoulli(gaussian_release_probability(w, rho, sigma), random)
+                kept = [g for g, k in zip(grams, keep.tolist()) if k]
             if join is not None:  # n ≥ 2: zero-weight members of the public domain C_n
                 p0 = float(gaussian_release_probability(np.zeros(1), rho, sigma)[0])
                 k = binomial(join.size - len(grams), p0, random)

@@ -12,7 +12,8 @@ estimate of the null weight from the same p-values: public.md §9). Items outsid
   of the null weight), drawn exactly from closed-form probabilities (no noise value is
   materialised, as everywhere else: mechanisms/README.md §3);
 - ``release_with_public_domain``: one Gaussian release (candidates and P);
-- ``PolicyGaussianPublic`` and ``DPSIPSPublic``: the two mechanisms built on them.
+- ``PolicyGaussianPublic``, ``DPSIPSPublic`` and ``DPNEPublic`` (its level 1): the mechanisms
+  built on them.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from ..release import Release
 from . import _kernels
 from .base import Mechanism
 from .claim import Norm, Sensitivity
+from .ngrams import DPNE
 from .policy import PolicyGaussian
 from .sips import DPSIPS
 
@@ -458,5 +460,69 @@ class DPSIPSPublic(_PublicDomainParams, DPSIPS):
         return w * (w.size / w.sum()) if w.size and w.sum() > 0 else w
 
 
-__all__ = ["DEFAULT_BANDS", "DPSIPSPublic", "PolicyGaussianPublic", "PublicDomain",
+@dataclass(frozen=True, kw_only=True, repr=False)
+class DPNEPublic(_PublicDomainParams, DPNE):
+    """DPNE whose level 1 has a public domain (public.md §10, ngrams.md). Privacy claim:
+
+    - level 1 is ``policy_gaussian_public``'s release with σ_1 and ρ_1: with the L2-descent
+      policy, per-item cutoffs (public_cutoff + α)·σ_1 on P and ρ_1 + α·σ_1 elsewhere; every item
+      of P noised; P by (adaptive) weighted BH at q, the rest by ρ_1 (δ/2 for X's unigrams
+      outside P);
+    - levels n ≥ 2 unchanged (public candidates C_n from the released (n−1)-grams);
+    - guarantee: (ε, δ/2 + δ/2)-DP, the levels composing as one Gaussian with σ*.
+    """
+
+    name = "dpne_public"
+    summary = "DPNE with a public word list at level 1 (weighted BH at FDR q)"
+
+    public_cutoff: float = 3.0
+
+    def _validate(self) -> None:
+        super()._validate()
+        c = self.public_cutoff
+        if isinstance(c, bool) or not isinstance(c, (int, float)) or not math.isfinite(c) \
+                or c + self.alpha <= 0:
+            raise ParameterError("public_cutoff", c, "a number of σ_1 with public_cutoff + alpha "
+                                 "> 0 (level 1's cutoff of public items is "
+                                 "(public_cutoff + alpha)·σ_1)")
+        self._set("public_cutoff", float(c))
+
+    def for_extractor(self, extractor):
+        """As the other public-domain mechanisms, and without items holding a character of the
+        joiner (they could not be joined into n-grams with one reading)."""
+        out = super().for_extractor(extractor)
+        chars = set(getattr(extractor, "joiner", " "))
+        kept = tuple(w for w in out.domain.items if not chars.intersection(w))
+        out._use_domain(PublicDomain(kept, out.domain.source, out.domain.normalised))
+        return out
+
+    def params(self):
+        return {**super().params(), "public_cutoff": self.public_cutoff}
+
+    def privacy(self):
+        return {**super().privacy(), "public_items_cutoff_level_1":
+                (self.public_cutoff + self.alpha) * self.level_sigmas[0]}
+
+    def _level_weights(self, levels, n: int, key: bytes, rho: float):
+        if n != 1 or self.policy != "l2_descent":
+            return super()._level_weights(levels, n, key, rho)
+        grams, b = levels.level_rows(1, key)
+        sigma = self.level_sigmas[0]
+        index = self.domain.index
+        gammas = np.array([(self.public_cutoff + self.alpha) * sigma if g[0] in index
+                           else rho + self.alpha * sigma for g in grams], dtype=np.float64)
+        w = _kernels.l2_descent_cutoffs(b.order, b.indptr, b.items, len(grams), gammas)
+        pos = np.flatnonzero(w > 0)
+        return [grams[i] for i in pos.tolist()], w[pos]
+
+    def _release_level1(self, grams, w, rho, sigma, random, join_str):
+        names = [join_str(g) for g in grams]
+        h = ItemWeights(names, item_hashes(names), w)
+        released = release_with_public_domain(h, self.domain, self._bh_weights(), sigma, rho,
+                                              self.public_fdr, random,
+                                              adaptive_lambda=self._adaptive_lambda)
+        return [(s,) for s in released]
+
+
+__all__ = ["DEFAULT_BANDS", "DPNEPublic", "DPSIPSPublic", "PolicyGaussianPublic", "PublicDomain",
            "band_weights", "check_bands", "release_with_public_domain", "weighted_bh"]
