@@ -1,11 +1,28 @@
-"""Stage 1 of a run: corpus reader → item extractor → ItemSets (private, in memory)."""
+"""Stage 1 of a run: corpus reader → item extractor → ItemSets (private, in memory).
+
+Two paths give the same item sets. The regex tokenizer runs columnar (``text.columnar``): the
+reader hands over batches of documents (polars columns where it can parse them itself), each
+batch becomes (user row, item id, count) integer arrays on every core, and the arrays are merged
+by sorting, so memory grows with the distinct (user, item) pairs, never with the text. Other
+tokenizers (spaCy, Hugging Face pre-tokenizers, a regex without a faithful translation) run the
+Python extractor document by document, spread over the cores by ``text.parallel``.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from array import array
+from collections.abc import Callable, Iterable, Iterator
 
-from .itemsets import ItemSets, ItemSetsBuilder
+import numpy as np
+
+from .itemsets import ItemSets, ItemSetsBuilder, Vocabulary, _check_user_id, item_hashes
 from .sequences import TokenCorpus
+
+# a Python-side batch holds at most this many documents or characters of text
+BATCH_DOCS = 50_000
+BATCH_CHARS = 32 * 2 ** 20
+# merge the buffered (user, item) pairs once this many are buffered
+COMPACT_PAIRS = 8_000_000
 
 
 def extract_itemsets(documents: Iterable[tuple[object, str]], extractor: Callable[[str], list[str]],
@@ -13,14 +30,18 @@ def extract_itemsets(documents: Iterable[tuple[object, str]], extractor: Callabl
                      progress_every: int = 2000) -> ItemSets:
     """Tokenize and intern every document; a user's documents may be spread over the input.
 
-    With ``extractor.max_distinct_per_user``, memory per user stays bounded while its documents
-    stream in (items are produced lazily by ``extractor.iter_items`` when it has one)."""
+    With ``extractor.max_distinct_per_user``, each user keeps its items of smallest item hash
+    (ties: the item string), and memory per user stays bounded while its documents stream in."""
+    from .text.columnar import columnar_extractor
+    columnar = columnar_extractor(extractor)
+    if columnar is not None:
+        return _columnar_itemsets(document_batches(documents), columnar, on_progress)
+    from .text.parallel import parallel_items
     builder = ItemSetsBuilder(max_distinct_per_user=getattr(extractor, "max_distinct_per_user",
                                                             None))
     add = builder.add
-    items = getattr(extractor, "iter_items", extractor)
-    for n, (user, text) in enumerate(documents, 1):
-        add(user, items(text))
+    for n, (user, items) in enumerate(parallel_items(documents, extractor), 1):
+        add(user, items)
         if on_progress is not None and n % progress_every == 0:
             on_progress()
     if on_progress is not None:
@@ -32,19 +53,18 @@ def extract_sequences(documents: Iterable[tuple[object, str]], extractor,
                       on_progress: Callable[[], None] | None = None,
                       progress_every: int = 2000) -> TokenCorpus:
     """Tokenize every document into interned token-id sequences (one per run)."""
-    from array import array
-
-    from .itemsets import Vocabulary, _check_user_id
+    from .text.columnar import columnar_extractor
+    columnar = columnar_extractor(extractor)
+    if columnar is not None:
+        return _columnar_sequences(document_batches(documents), columnar, on_progress)
+    from .text.parallel import parallel_runs
     vocab = Vocabulary()
     index, add = vocab.index, vocab.add
-    users: dict = {}
+    users = _Users()
     tokens, ptr, seq_user = array("i"), array("q", [0]), array("i")
-    for n, (user, text) in enumerate(documents, 1):
-        u = users.get(user)
-        if u is None:
-            _check_user_id(user)
-            u = users[user] = len(users)
-        for run in extractor.runs(text):
+    for n, (user, runs) in enumerate(parallel_runs(documents, extractor), 1):
+        u = users.row(user)
+        for run in runs:
             for t in run:
                 i = index.get(t)
                 tokens.append(add(t) if i is None else i)
@@ -54,5 +74,197 @@ def extract_sequences(documents: Iterable[tuple[object, str]], extractor,
             on_progress()
     if on_progress is not None:
         on_progress()
-    return TokenCorpus(vocab, list(users), tokens, ptr, seq_user, extractor.joiner)
+    return TokenCorpus(vocab, users.ids(), tokens, ptr, seq_user, extractor.joiner)
     # tokens: int32 ids; sequences by user
+
+
+# -- batches of documents ----------------------------------------------------------------------
+def document_batches(documents) -> Iterator[tuple[object, object]]:
+    """(users, texts) batches: a reader's own polars columns (``frames()``) when it has them,
+    else ``BATCH_DOCS`` documents at a time from its ``(user, text)`` pairs (users: a list,
+    texts: a polars String Series)."""
+    frames = getattr(documents, "frames", None)
+    if frames is not None:
+        yield from frames()
+        return
+    it = iter(documents)
+    while True:
+        users: list = []
+        texts: list[str] = []
+        size = 0
+        for user, text in it:
+            users.append(user)
+            texts.append(text)
+            size += len(text)
+            if len(texts) >= BATCH_DOCS or size >= BATCH_CHARS:
+                break
+        if not texts:
+            return
+        yield users, text_series(texts)
+
+
+def text_series(texts: list[str]):
+    """A polars String Series of ``texts``; lone surrogates (JSON "\\ud800") become U+FFFD,
+    as the Python extractor's normalisation does."""
+    import polars as pl
+    try:
+        return pl.Series("text", texts, dtype=pl.String)
+    except UnicodeEncodeError:
+        from .text.items import _LONE_SURROGATE
+        return pl.Series("text", [_LONE_SURROGATE.sub("\ufffd", t) for t in texts],
+                         dtype=pl.String)
+
+
+class _Users:
+    """User ids → rows, in order of first document (as the Python builder numbers them)."""
+
+    def __init__(self):
+        self._rows: dict = {}
+
+    def row(self, user) -> int:
+        u = self._rows.get(user)
+        if u is None:
+            _check_user_id(user)
+            u = self._rows[user] = len(self._rows)
+        return u
+
+    def rows(self, users) -> np.ndarray:
+        """The row of each document's user (int64), for a list or a polars Series."""
+        import polars as pl
+        if isinstance(users, pl.Series):
+            uniq = users.unique(maintain_order=True)
+            rows = pl.Series([self.row(u) for u in uniq.to_list()], dtype=pl.Int64)
+            return users.replace_strict(uniq, rows, return_dtype=pl.Int64).to_numpy()
+        row = self.row
+        return np.fromiter((row(u) for u in users), dtype=np.int64, count=len(users))
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def ids(self) -> list:
+        return list(self._rows)
+
+
+class _Interner:
+    """Strings → dense ids in first-seen order, one batch of distinct strings at a time."""
+
+    def __init__(self):
+        self.index: dict[str, int] = {}
+
+    def ids(self, strings) -> np.ndarray:
+        index = self.index
+        out = np.empty(len(strings), dtype=np.int64)
+        for k, s in enumerate(strings.to_list()):
+            i = index.get(s)
+            if i is None:
+                i = index[s] = len(index)
+            out[k] = i
+        return out
+
+    def vocabulary(self) -> Vocabulary:
+        return Vocabulary.from_index(self.index)
+
+
+# -- item sets ---------------------------------------------------------------------------------
+def _columnar_itemsets(batches, columnar, on_progress) -> ItemSets:
+    import polars as pl
+    cap = columnar.extractor.max_distinct_per_user
+    users, items = _Users(), _Interner()
+    keys: list[np.ndarray] = []
+    counts: list[np.ndarray] = []
+    buffered = 0
+    for batch_users, texts in batches:
+        rows = users.rows(batch_users)
+        found = columnar.items(texts)
+        # distinct items in first-seen order, with the documents they occur in
+        by_item = found.group_by("item", maintain_order=True).agg(pl.col("doc"))
+        ids = items.ids(by_item["item"])
+        docs = by_item["doc"].explode().to_numpy()
+        item_of = np.repeat(ids, by_item["doc"].list.len().to_numpy())
+        pairs = pl.Series("key", (rows[docs] << 32) | item_of).value_counts(name="count")
+        keys.append(pairs["key"].to_numpy())
+        counts.append(pairs["count"].to_numpy().astype(np.int64))
+        buffered += pairs.height
+        if buffered >= COMPACT_PAIRS:
+            merged = _merge(keys, counts, cap, items)
+            keys, counts = [merged[0]], [merged[1]]
+            buffered = merged[0].size
+        if on_progress is not None:
+            on_progress()
+    key, count = _merge(keys, counts, cap, items)
+    vocab = items.vocabulary()
+    item_ids = (key & 0xFFFFFFFF).astype(np.int64)
+    held = np.zeros(len(vocab), dtype=bool)
+    held[item_ids] = True
+    if not held.all():   # the cap dropped every holder of some items: renumber the rest
+        new = np.cumsum(held) - 1
+        vocab = Vocabulary([s for s, h in zip(vocab.strings, held.tolist()) if h])
+        item_ids = new[item_ids]
+        order = np.lexsort((item_ids, key >> 32))
+        key, count, item_ids = key[order], count[order], item_ids[order]
+    rows = key >> 32
+    indptr = np.zeros(len(users) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=len(users)), out=indptr[1:])
+    count = np.minimum(count, np.iinfo(np.int32).max)
+    return ItemSets(vocab, users.ids(), indptr, item_ids.astype(np.int32), count)
+
+
+def _merge(keys: list[np.ndarray], counts: list[np.ndarray], cap: int | None,
+           items: _Interner) -> tuple[np.ndarray, np.ndarray]:
+    """Buffered (user << 32 | item, count) parts → sorted distinct keys with summed counts,
+    each user capped to its ``cap`` items of smallest hash (ties: the string). Capping partial
+    sums is exact: an item among a user's ``cap`` smallest is among the smallest of every part
+    that holds it, so it is never dropped and its count stays whole."""
+    import polars as pl
+    if not keys:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    df = pl.DataFrame({"key": np.concatenate(keys), "count": np.concatenate(counts)}) \
+        .group_by("key").agg(pl.col("count").sum()).sort("key")
+    key, count = df["key"].to_numpy(), df["count"].to_numpy()
+    if cap is None or not key.size:
+        return key, count
+    rows = key >> 32
+    per_user = np.bincount(rows)
+    over = np.flatnonzero(per_user > cap)
+    if not over.size:
+        return key, count
+    strings = list(items.index)
+    keep = np.ones(key.size, dtype=bool)
+    for u, s in zip(over.tolist(), np.searchsorted(rows, over).tolist()):
+        e = s + int(per_user[u])
+        names = [strings[i] for i in (key[s:e] & 0xFFFFFFFF).tolist()]
+        h = item_hashes(names).tolist()
+        order = sorted(range(e - s), key=lambda j: (h[j], names[j]))
+        keep[s:e] = False
+        keep[[s + j for j in order[:cap]]] = True
+    return key[keep], count[keep]
+
+
+# -- token sequences ---------------------------------------------------------------------------
+def _columnar_sequences(batches, columnar, on_progress) -> TokenCorpus:
+    import polars as pl
+    users, tokens = _Users(), _Interner()
+    tok_parts: list[np.ndarray] = []
+    len_parts: list[np.ndarray] = []
+    user_parts: list[np.ndarray] = []
+    for batch_users, texts in batches:
+        rows = users.rows(batch_users)
+        runs = columnar.runs(texts)
+        uniq = runs["tok"].unique(maintain_order=True)
+        ids = pl.Series(tokens.ids(uniq))
+        tok_parts.append(runs["tok"].replace_strict(uniq, ids, return_dtype=pl.Int32).to_numpy())
+        seg, doc = runs["seg"].to_numpy(), runs["doc"].to_numpy()
+        starts = np.flatnonzero(np.r_[True, seg[1:] != seg[:-1]]) if seg.size else \
+            np.zeros(0, np.int64)
+        len_parts.append(np.diff(np.r_[starts, seg.size]))
+        user_parts.append(rows[doc[starts]])
+        if on_progress is not None:
+            on_progress()
+    lengths = np.concatenate(len_parts) if len_parts else np.zeros(0, np.int64)
+    ptr = np.zeros(lengths.size + 1, dtype=np.int64)
+    np.cumsum(lengths, out=ptr[1:])
+    return TokenCorpus(tokens.vocabulary(), users.ids(),
+                       np.concatenate(tok_parts) if tok_parts else np.zeros(0, np.int32), ptr,
+                       np.concatenate(user_parts) if user_parts else np.zeros(0, np.int32),
+                       columnar.extractor.joiner)
+
