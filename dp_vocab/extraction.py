@@ -181,10 +181,10 @@ def _columnar_itemsets(batches, columnar, on_progress) -> ItemSets:
         ids = items.ids(by_item["item"])
         docs = by_item["doc"].explode().to_numpy()
         item_of = np.repeat(ids, by_item["doc"].list.len().to_numpy())
-        pairs = pl.Series("key", (rows[docs] << 32) | item_of).value_counts(name="count")
-        keys.append(pairs["key"].to_numpy())
-        counts.append(pairs["count"].to_numpy().astype(np.int64))
-        buffered += pairs.height
+        key, count = np.unique((rows[docs] << 32) | item_of, return_counts=True)
+        keys.append(key)
+        counts.append(count.astype(np.int64))
+        buffered += key.size
         if buffered >= COMPACT_PAIRS:
             merged = _merge(keys, counts, cap, items)
             keys, counts = [merged[0]], [merged[1]]
@@ -215,12 +215,14 @@ def _merge(keys: list[np.ndarray], counts: list[np.ndarray], cap: int | None,
     each user capped to its ``cap`` items of smallest hash (ties: the string). Capping partial
     sums is exact: an item among a user's ``cap`` smallest is among the smallest of every part
     that holds it, so it is never dropped and its count stays whole."""
-    import polars as pl
     if not keys:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    df = pl.DataFrame({"key": np.concatenate(keys), "count": np.concatenate(counts)}) \
-        .group_by("key").agg(pl.col("count").sum()).sort("key")
-    key, count = df["key"].to_numpy(), df["count"].to_numpy()
+    key, count = np.concatenate(keys), np.concatenate(counts)
+    if len(keys) > 1:   # sorted parts: the stable sort merges runs in linear time
+        order = np.argsort(key, kind="stable")
+        key, count = key[order], count[order]
+        starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+        key, count = key[starts], np.add.reduceat(count, starts)
     if cap is None or not key.size:
         return key, count
     rows = key >> 32

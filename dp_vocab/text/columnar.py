@@ -27,7 +27,7 @@ import re
 import polars as pl
 
 from .items import ItemExtractor
-from .tokenizers import RegexTokenizer
+from .tokenizers import DEFAULT_PATTERN, RegexTokenizer
 
 WORD = r"\p{L}\p{N}_"          # Python's \w: str.isalnum() or "_"
 SPACE = r"\s\x1C-\x1F"         # Python's \s: str.isspace()
@@ -118,6 +118,8 @@ class ColumnarExtractor:
         self.extractor = extractor
         self.pattern = pattern
         self.joined = extractor.n_max > 1   # tokens holding a joiner character break runs
+        # the default pattern never matches whitespace, so never a line break: skip the check
+        self.no_line_breaks = extractor.tokenizer.pattern == DEFAULT_PATTERN
 
     def tokens(self, texts: pl.Series) -> pl.DataFrame:
         """(doc, tok) rows: the normalised tokens of each document (doc = row in the batch)."""
@@ -129,7 +131,7 @@ class ColumnarExtractor:
             s = s.str.to_lowercase()
         df = pl.DataFrame({"tok": s.str.extract_all(self.pattern)}) \
             .with_row_index("doc").explode("tok").drop_nulls("tok")
-        if df["tok"].str.contains(f"[{_LINE_BREAKS}]").any():
+        if not self.no_line_breaks and df["tok"].str.contains(f"[{_LINE_BREAKS}]").any():
             # a token holding a line break is split there, as at whitespace
             df = df.with_columns(pl.col("tok").str.extract_all(f"[^{_LINE_BREAKS}]+")) \
                 .explode("tok").drop_nulls("tok")
