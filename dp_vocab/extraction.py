@@ -78,6 +78,26 @@ def extract_sequences(documents: Iterable[tuple[object, str]], extractor,
     # tokens: int32 ids; sequences by user
 
 
+def itemsets_from_frame(frame, user: str = "user", text: str = "text", extractor=None,
+                        on_error: str = "raise") -> ItemSets:
+    """Item sets straight from a pandas or polars DataFrame or a Hugging Face
+    ``datasets.Dataset`` with a user-id column and a text column, validated like a corpus file
+    (``corpora.FrameReader``). ``extractor``: default the regex word extractor.
+
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"author": ["a", "b", "a"], "body": ["Hi there", "hi", "Bye"]})
+    >>> itemsets_from_frame(df, user="author", text="body").to_dict()
+    {'a': {'hi': 1, 'there': 1, 'bye': 1}, 'b': {'hi': 1}}
+    """
+    from .corpora import FrameReader
+    if extractor is None:
+        from .text.items import ItemExtractor
+        from .text.tokenizers import RegexTokenizer
+        extractor = ItemExtractor(RegexTokenizer())
+    return extract_itemsets(FrameReader(frame, user_field=user, text_field=text,
+                                        on_error=on_error), extractor)
+
+
 # -- batches of documents ----------------------------------------------------------------------
 def document_batches(documents) -> Iterator[tuple[object, object]]:
     """(users, texts) batches: a reader's own polars columns (``frames()``) when it has them,

@@ -107,6 +107,9 @@ class _Reader:
         if kind == "file":
             self.files = _expand(path)
             self.path = Path(path)
+        elif kind == "memory":   # an in-memory table: ``path`` is its display name
+            self.files = []
+            self.path = Path(path)
         else:
             self.path = _check_path(path, kind)
             self.files = [self.path]
