@@ -10,7 +10,8 @@ For each corpus, alternately (so machine load hits both alike), each in its own 
 * the bare pipeline: read the JSONL with polars, NFKC + lower-case, the same regex, drop tokens
   over 50 characters, distinct (user, token) pairs as integer ids — nothing else.
 
-Prints wall times, the ratio run / bare and each subprocess's peak RSS. The corpora are public
+Prints wall and CPU times (user + system), the ratios run / bare and each subprocess's peak
+RSS. On a busy machine the CPU ratio is the steadier one. The corpora are public
 benchmark data (../shared/corpora), so printing their statistics here is fine. The machine may be
 shared: compare ratios within one run, not times across runs.
 """
@@ -53,8 +54,9 @@ print(len(result.release.items))
 '''
 
 
-def timed(code: str, *args: str) -> tuple[float, float, str]:
-    """(wall seconds, peak RSS GB of the child, its stdout) of ``python -c code args``."""
+def timed(code: str, *args: str) -> tuple[float, float, float, str]:
+    """(wall seconds, CPU seconds, peak RSS GB of the child, its stdout) of
+    ``python -c code args``."""
     t = time.perf_counter()
     proc = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
                           cwd=HERE.parent)
@@ -62,8 +64,9 @@ def timed(code: str, *args: str) -> tuple[float, float, str]:
     if proc.returncode:
         sys.exit(proc.stderr)
     # the largest child so far: children run one at a time, so read it right after each run
-    rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024 ** 2
-    return wall, rss, proc.stdout.strip()
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024 ** 2, \
+        proc.stdout.strip()
 
 
 def main() -> None:
@@ -72,7 +75,6 @@ def main() -> None:
     ap.add_argument("--recipe", default=str(HERE.parent / "recipes" / "quickstart.cfg"))
     ap.add_argument("--repeat", type=int, default=1)
     args = ap.parse_args()
-    rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.corpora:
             corpus = str(CORPORA[name])
@@ -86,19 +88,20 @@ def main() -> None:
                     [sys.executable, __file__, "--one", "run", corpus, args.recipe,
                      str(Path(tmp) / "out")], capture_output=True, text=True,
                     check=True).stdout)
-                rows.append((name, run, bare))
-                print(f"{name:7s} dp-vocab run {run['wall']:6.1f} s (peak RSS "
-                      f"{run['rss']:.2f} GB, {run['out']} items released) | bare polars "
-                      f"{bare['wall']:6.1f} s (peak RSS {bare['rss']:.2f} GB, {bare['out']} "
-                      f"pairs) | ratio {run['wall'] / bare['wall']:.2f}x", flush=True)
+                print(f"{name:7s} dp-vocab run {run['wall']:6.1f} s wall, {run['cpu']:6.1f} s CPU"
+                      f" (peak RSS {run['rss']:.2f} GB, {run['out']} items released) | bare "
+                      f"polars {bare['wall']:6.1f} s wall, {bare['cpu']:6.1f} s CPU (peak RSS "
+                      f"{bare['rss']:.2f} GB, {bare['out']} pairs) | ratio wall "
+                      f"{run['wall'] / bare['wall']:.2f}x, CPU {run['cpu'] / bare['cpu']:.2f}x",
+                      flush=True)
 
 
 def one(kind: str, corpus: str, recipe: str = "", out: str = "") -> None:
     if kind == "bare":
-        wall, rss, stdout = timed(BARE, corpus)
+        wall, cpu, rss, stdout = timed(BARE, corpus)
     else:
-        wall, rss, stdout = timed(RUN, recipe, out, corpus)
-    print(json.dumps({"wall": wall, "rss": rss, "out": stdout}))
+        wall, cpu, rss, stdout = timed(RUN, recipe, out, corpus)
+    print(json.dumps({"wall": wall, "cpu": cpu, "rss": rss, "out": stdout}))
 
 
 if __name__ == "__main__":

@@ -174,7 +174,7 @@ class _Interner:
     def ids(self, strings) -> np.ndarray:
         index = self.index
         out = np.empty(len(strings), dtype=np.int64)
-        for k, s in enumerate(strings.to_list()):
+        for k, s in enumerate(strings if isinstance(strings, list) else strings.to_list()):
             i = index.get(s)
             if i is None:
                 i = index[s] = len(index)
@@ -211,6 +211,12 @@ def _columnar_itemsets(batches, columnar, on_progress) -> ItemSets:
             buffered = merged[0].size
         if on_progress is not None:
             on_progress()
+    return build_itemsets(users, items, keys, counts, cap)
+
+
+def build_itemsets(users: "_Users", items: "_Interner", keys: list[np.ndarray],
+                   counts: list[np.ndarray], cap: int | None) -> ItemSets:
+    """ItemSets from buffered (user row << 32 | item id, count) parts, merged and capped."""
     key, count = _merge(keys, counts, cap, items)
     vocab = items.vocabulary()
     item_ids = (key & 0xFFFFFFFF).astype(np.int64)
@@ -227,6 +233,41 @@ def _columnar_itemsets(batches, columnar, on_progress) -> ItemSets:
     np.cumsum(np.bincount(rows, minlength=len(users)), out=indptr[1:])
     count = np.minimum(count, np.iinfo(np.int32).max)
     return ItemSets(vocab, users.ids(), indptr, item_ids.astype(np.int32), count)
+
+
+def merge_itemsets(parts: Iterable[tuple], cap: int | None) -> ItemSets:
+    """One ItemSets of several, each given as (user ids, item strings, indptr, items, counts);
+    a user may be in several: its items are added, then capped as ``extract_itemsets`` caps
+    them (exact on partial sums)."""
+    users, items = _Users(), _Interner()
+    keys, counts = [], []
+    for user_ids, strings, indptr, part_items, part_counts in parts:
+        ids = items.ids(list(strings))
+        rows = users.rows(list(user_ids))
+        key = (np.repeat(rows, np.diff(indptr)) << 32) | ids[part_items]
+        order = np.argsort(key, kind="stable")
+        keys.append(key[order])
+        counts.append(np.asarray(part_counts, dtype=np.int64)[order])
+    return build_itemsets(users, items, keys, counts, cap)
+
+
+def merge_sequences(parts: Iterable[tuple], joiner: str) -> TokenCorpus:
+    """One TokenCorpus of several, each given as (user ids, token strings, tokens, seq_ptr,
+    seq_user); a user's sequences from every part are kept."""
+    users, tokens = _Users(), _Interner()
+    toks, lens, seq_users = [], [], []
+    for user_ids, strings, part_tokens, seq_ptr, seq_user in parts:
+        ids = tokens.ids(list(strings))
+        rows = users.rows(list(user_ids))
+        toks.append(ids[part_tokens])
+        lens.append(np.diff(seq_ptr))
+        seq_users.append(rows[seq_user])
+    lengths = np.concatenate(lens) if lens else np.zeros(0, np.int64)
+    ptr = np.zeros(lengths.size + 1, dtype=np.int64)
+    np.cumsum(lengths, out=ptr[1:])
+    return TokenCorpus(tokens.vocabulary(), users.ids(),
+                       np.concatenate(toks) if toks else np.zeros(0, np.int32), ptr,
+                       np.concatenate(seq_users) if seq_users else np.zeros(0, np.int32), joiner)
 
 
 def _merge(keys: list[np.ndarray], counts: list[np.ndarray], cap: int | None,
