@@ -166,20 +166,35 @@ class _Users:
 
 
 class _Interner:
-    """Strings → dense ids in first-seen order, one batch of distinct strings at a time."""
+    """Strings → dense ids in first-seen order, from a list (``ids``) or a polars column
+    (``column_ids``)."""
 
     def __init__(self):
         self.index: dict[str, int] = {}
 
-    def ids(self, strings) -> np.ndarray:
+    def ids(self, strings: list[str]) -> np.ndarray:
         index = self.index
         out = np.empty(len(strings), dtype=np.int64)
-        for k, s in enumerate(strings if isinstance(strings, list) else strings.to_list()):
+        for k, s in enumerate(strings):
             i = index.get(s)
             if i is None:
                 i = index[s] = len(index)
             out[k] = i
         return out
+
+    def column_ids(self, column) -> np.ndarray:
+        """The id of every string of a polars String Series (int64 array): the column is
+        hashed to categorical codes on every core, and only its distinct strings (in order of
+        first occurrence) are looked up in Python."""
+        import polars as pl
+        if not len(column):
+            return np.zeros(0, dtype=np.int64)
+        codes_col = column.cast(pl.Categorical).to_physical()
+        codes = codes_col.to_numpy()
+        first = np.sort(codes_col.arg_unique().to_numpy())   # first occurrences, in order
+        lut = np.empty(int(codes.max()) + 1, dtype=np.int64)
+        lut[codes[first]] = self.ids(column.gather(first).to_list())
+        return lut[codes]
 
     def vocabulary(self) -> Vocabulary:
         return Vocabulary.from_index(self.index)
@@ -187,28 +202,24 @@ class _Interner:
 
 # -- item sets ---------------------------------------------------------------------------------
 def _columnar_itemsets(batches, columnar, on_progress) -> ItemSets:
-    import polars as pl
     cap = columnar.extractor.max_distinct_per_user
     users, items = _Users(), _Interner()
     keys: list[np.ndarray] = []
     counts: list[np.ndarray] = []
-    buffered = 0
+    buffered = merged_size = 0
     for batch_users, texts in batches:
         rows = users.rows(batch_users)
         found = columnar.items(texts)
-        # distinct items in first-seen order, with the documents they occur in
-        by_item = found.group_by("item", maintain_order=True).agg(pl.col("doc"))
-        ids = items.ids(by_item["item"])
-        docs = by_item["doc"].explode().to_numpy()
-        item_of = np.repeat(ids, by_item["doc"].list.len().to_numpy())
-        key, count = np.unique((rows[docs] << 32) | item_of, return_counts=True)
+        item_of = items.column_ids(found["item"])
+        key, count = np.unique((rows[found["doc"].to_numpy()] << 32) | item_of,
+                               return_counts=True)
         keys.append(key)
         counts.append(count.astype(np.int64))
         buffered += key.size
-        if buffered >= COMPACT_PAIRS:
+        if buffered >= max(COMPACT_PAIRS, 2 * merged_size):   # amortised: linear in total
             merged = _merge(keys, counts, cap, items)
             keys, counts = [merged[0]], [merged[1]]
-            buffered = merged[0].size
+            buffered = merged_size = merged[0].size
         if on_progress is not None:
             on_progress()
     return build_itemsets(users, items, keys, counts, cap)
@@ -305,7 +316,6 @@ def _merge(keys: list[np.ndarray], counts: list[np.ndarray], cap: int | None,
 
 # -- token sequences ---------------------------------------------------------------------------
 def _columnar_sequences(batches, columnar, on_progress) -> TokenCorpus:
-    import polars as pl
     users, tokens = _Users(), _Interner()
     tok_parts: list[np.ndarray] = []
     len_parts: list[np.ndarray] = []
@@ -313,9 +323,7 @@ def _columnar_sequences(batches, columnar, on_progress) -> TokenCorpus:
     for batch_users, texts in batches:
         rows = users.rows(batch_users)
         runs = columnar.runs(texts)
-        uniq = runs["tok"].unique(maintain_order=True)
-        ids = pl.Series(tokens.ids(uniq))
-        tok_parts.append(runs["tok"].replace_strict(uniq, ids, return_dtype=pl.Int32).to_numpy())
+        tok_parts.append(tokens.column_ids(runs["tok"]).astype(np.int32))
         seg, doc = runs["seg"].to_numpy(), runs["doc"].to_numpy()
         starts = np.flatnonzero(np.r_[True, seg[1:] != seg[:-1]]) if seg.size else \
             np.zeros(0, np.int64)

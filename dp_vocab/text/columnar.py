@@ -129,8 +129,10 @@ class ColumnarExtractor:
         """(doc, tok) rows: the normalised tokens of each document (doc = row in the batch)."""
         ex = self.extractor
         s = texts
-        if ex.nfkc:
-            s = s.str.normalize("NFKC")
+        if ex.nfkc:   # only non-ASCII texts can change (the Python extractor skips the rest)
+            changing = s.str.contains(r"[^\x00-\x7F]").arg_true()
+            if changing.len():
+                s = s.scatter(changing, s.gather(changing).str.normalize("NFKC"))
         if ex.lowercase:
             s = s.str.to_lowercase()
         df = pl.DataFrame({"tok": s.str.extract_all(self.pattern)}) \
