@@ -35,7 +35,8 @@ def extract_itemsets(documents: Iterable[tuple[object, str]], extractor: Callabl
     from .text.columnar import columnar_extractor
     columnar = columnar_extractor(extractor)
     if columnar is not None:
-        return _columnar_itemsets(document_batches(documents), columnar, on_progress)
+        return _columnar_itemsets(prefetched(document_batches(documents)), columnar,
+                                  on_progress)
     from .text.parallel import parallel_items
     builder = ItemSetsBuilder(max_distinct_per_user=getattr(extractor, "max_distinct_per_user",
                                                             None))
@@ -56,7 +57,8 @@ def extract_sequences(documents: Iterable[tuple[object, str]], extractor,
     from .text.columnar import columnar_extractor
     columnar = columnar_extractor(extractor)
     if columnar is not None:
-        return _columnar_sequences(document_batches(documents), columnar, on_progress)
+        return _columnar_sequences(prefetched(document_batches(documents)), columnar,
+                                   on_progress)
     from .text.parallel import parallel_runs
     vocab = Vocabulary()
     index, add = vocab.index, vocab.add
@@ -121,6 +123,47 @@ def document_batches(documents) -> Iterator[tuple[object, object]]:
         if not texts:
             return
         yield users, text_series(texts)
+
+
+def prefetched(batches: Iterator) -> Iterator:
+    """``batches``, with the next one read on a background thread while the caller works on
+    the current one (decompression and parsing release the GIL). At most two batches are
+    held; the reader's errors are raised here, in order."""
+    import queue
+    import threading
+
+    slots: queue.Queue = queue.Queue(maxsize=1)
+    stop = threading.Event()
+    done = object()
+
+    def produce() -> None:
+        try:
+            for batch in batches:
+                while not stop.is_set():
+                    try:
+                        slots.put((batch, None), timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+            slots.put((done, None))
+        except BaseException as e:  # noqa: BLE001 - handed to the consumer, raised there
+            slots.put((done, e))
+
+    worker = threading.Thread(target=produce, name="dp-vocab-reader", daemon=True)
+    worker.start()
+    try:
+        while True:
+            batch, error = slots.get()
+            if error is not None:
+                raise error
+            if batch is done:
+                return
+            yield batch
+    finally:
+        stop.set()
+        worker.join()
 
 
 def text_series(texts: list[str]):
@@ -207,15 +250,21 @@ def _columnar_itemsets(batches, columnar, on_progress) -> ItemSets:
     keys: list[np.ndarray] = []
     counts: list[np.ndarray] = []
     buffered = merged_size = 0
+    ex = columnar.extractor
+    levels = ex.n_max - ex.n_min + 1   # n-grams multiply the rows: smaller slices
     for batch_users, texts in batches:
         rows = users.rows(batch_users)
-        found = columnar.items(texts)
-        item_of = items.column_ids(found["item"])
-        key, count = np.unique((rows[found["doc"].to_numpy()] << 32) | item_of,
-                               return_counts=True)
-        keys.append(key)
-        counts.append(count.astype(np.int64))
-        buffered += key.size
+        step = max(1, -(-len(texts) // levels))
+        for start in range(0, len(texts), step):
+            found = columnar.items(texts.slice(start, step))
+            user_of = rows[start:start + step][found["doc"].to_numpy()]
+            if cap is not None:
+                found, user_of = _cap_batch(found, user_of, cap)
+            item_of = items.column_ids(found["item"])
+            key, count = _distinct((user_of << 32) | item_of)
+            keys.append(key)
+            counts.append(count.astype(np.int64))
+            buffered += key.size
         if buffered >= max(COMPACT_PAIRS, 2 * merged_size):   # amortised: linear in total
             merged = _merge(keys, counts, cap, items)
             keys, counts = [merged[0]], [merged[1]]
@@ -223,6 +272,52 @@ def _columnar_itemsets(batches, columnar, on_progress) -> ItemSets:
         if on_progress is not None:
             on_progress()
     return build_itemsets(users, items, keys, counts, cap)
+
+
+def _cap_batch(found, user_of: np.ndarray, cap: int):
+    """The (doc, item) rows of ``found`` without the items a user over the cap in this batch
+    can't keep: its ``cap`` smallest-hash items of the batch are kept (exact, as capping
+    partial sums is), so a hostile user's items never all reach the vocabulary."""
+    import polars as pl
+    per_user = pl.DataFrame({"user": user_of, "item": found["item"]})
+    heavy = per_user.group_by("user").agg(pl.col("item").n_unique().alias("n")) \
+        .filter(pl.col("n") > cap)["user"]
+    if not len(heavy):
+        return found, user_of
+    keep = np.ones(len(found), dtype=bool)
+    for u in heavy.to_list():
+        mine = np.flatnonzero(user_of == u)
+        kept = pl.Series(_smallest(found["item"].gather(mine).unique(), cap), dtype=pl.String)
+        keep[mine] = found["item"].gather(mine).is_in(kept.implode()).to_numpy()
+    return found.filter(pl.Series(keep)), user_of[keep]
+
+
+def _smallest(distinct, cap: int) -> list[str]:
+    """The ``cap`` strings of smallest item hash (ties: the string), hashing in slices with a
+    running threshold so that only O(cap + slice) strings are held in Python."""
+    best: list[tuple[int, str]] = []
+    threshold = None
+    for start in range(0, len(distinct), 65_536):
+        strings = distinct.slice(start, 65_536).to_list()
+        h = item_hashes(strings)
+        picked = range(len(strings)) if threshold is None else \
+            np.flatnonzero(h <= np.uint64(threshold)).tolist()
+        best.extend((int(h[i]), strings[i]) for i in picked)
+        if len(best) > cap:
+            best.sort()
+            del best[cap:]
+            threshold = best[-1][0]
+    return [s for _, s in best]
+
+
+def _distinct(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted distinct keys and how often each occurs (polars' sort: every core)."""
+    import polars as pl
+    if not keys.size:
+        return keys, np.zeros(0, np.int64)
+    keys = pl.Series(keys).sort().to_numpy()
+    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+    return keys[starts], np.diff(np.r_[starts, keys.size])
 
 
 def build_itemsets(users: "_Users", items: "_Interner", keys: list[np.ndarray],
