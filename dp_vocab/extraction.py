@@ -122,6 +122,7 @@ def document_batches(documents) -> Iterator[tuple[object, object]]:
                 break
         if not texts:
             return
+        from .corpora.columns import text_series
         yield users, text_series(texts)
 
 
@@ -164,18 +165,6 @@ def prefetched(batches: Iterator) -> Iterator:
     finally:
         stop.set()
         worker.join()
-
-
-def text_series(texts: list[str]):
-    """A polars String Series of ``texts``; lone surrogates (JSON "\\ud800") become U+FFFD,
-    as the Python extractor's normalisation does."""
-    import polars as pl
-    try:
-        return pl.Series("text", texts, dtype=pl.String)
-    except UnicodeEncodeError:
-        from .text.items import _LONE_SURROGATE
-        return pl.Series("text", [_LONE_SURROGATE.sub("\ufffd", t) for t in texts],
-                         dtype=pl.String)
 
 
 class _Users:

@@ -27,14 +27,13 @@ The fast path requires, for a chunk:
 
 from __future__ import annotations
 
-import warnings
+import re
 from collections.abc import Iterator
 
 import numpy as np
 
-from .readers import (_DECOMPRESS_ERRORS, MIXED_ID_MESSAGE, JsonlReader, MixedUserIdWarning,
-                      _decompress_reason)
 from ..errors import CorpusError
+from .compression import _DECOMPRESS_ERRORS, _decompress_reason
 
 CHUNK_BYTES = 16 * 2 ** 20
 _ESCAPED_ASCII = tuple(b"\\u00" + bytes([c]) for c in b"234567")
@@ -42,10 +41,9 @@ _SURROGATE_ESCAPES = (b"\\ud", b"\\uD")
 _BLANK = r"^[\s\x1C-\x1F]*$"    # str.isspace() characters only (Python's strip() removes them)
 
 
-def jsonl_frames(reader: JsonlReader) -> Iterator[tuple[object, object]]:
+def jsonl_frames(reader) -> Iterator[tuple[object, object]]:
     """(users, texts) per chunk: polars Series when the chunk is parsed columnar, else a list of
     users and a Series of texts."""
-    from ..extraction import text_series
     for path, stream in reader._open():
         lineno = 0
         try:
@@ -88,7 +86,7 @@ def _chunks(stream, limit: int) -> Iterator[tuple[int, bytes, int | None]]:
         lineno += data.count(b"\n") + (1 if over_long is not None else 0)
 
 
-def _slow(reader: JsonlReader, chunk: bytes, first: int) -> tuple[list, list]:
+def _slow(reader, chunk: bytes, first: int) -> tuple[list, list]:
     users, texts = [], []
     limit = reader.max_line_bytes
     lines = chunk.split(b"\n")
@@ -105,7 +103,7 @@ def _slow(reader: JsonlReader, chunk: bytes, first: int) -> tuple[list, list]:
     return users, texts
 
 
-def _fast(reader: JsonlReader, chunk: bytes):
+def _fast(reader, chunk: bytes):
     """(users, texts) Series when polars provably reads ``chunk`` as ``json`` would, else None."""
     import polars as pl
     uf, tf = reader.user_field, reader.text_field
@@ -143,7 +141,7 @@ def _fast(reader: JsonlReader, chunk: bytes):
         return None
     if texts.str.contains(_BLANK).any():
         return None
-    _note_kind(reader, kind)
+    reader._note_id_kind(0 if kind is int else "")
     return users, texts
 
 
@@ -158,8 +156,16 @@ def _plain(name: str) -> bool:
         '"' not in name and "\\" not in name
 
 
-def _note_kind(reader: JsonlReader, kind: type) -> None:
-    if kind not in reader._id_kinds:
-        reader._id_kinds.add(kind)
-        if len(reader._id_kinds) == 2:
-            warnings.warn(MIXED_ID_MESSAGE, MixedUserIdWarning, stacklevel=4)
+# A lone surrogate (JSON "\\ud800") cannot be held in a UTF-8 column: it becomes U+FFFD, as
+# the extractor's normalisation would make it anyway.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def text_series(texts: list[str]):
+    """A polars String Series of ``texts`` (lone surrogates as U+FFFD)."""
+    import polars as pl
+    try:
+        return pl.Series("text", texts, dtype=pl.String)
+    except UnicodeEncodeError:
+        return pl.Series("text", [_LONE_SURROGATE.sub("\ufffd", t) for t in texts],
+                         dtype=pl.String)

@@ -21,19 +21,17 @@ import gzip
 import json
 import lzma
 import warnings
-import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import CorpusError, ParameterError
+from .compression import _DECOMPRESS_ERRORS, _decompress_reason
 from ..privacy.params import check_choice, check_positive_int
 
 ON_ERROR = ("raise", "skip")
 _KEEP_REASONS = 5
 DEFAULT_MAX_LINE_BYTES = 16 * 2 ** 20
 DEFAULT_MAX_FILE_BYTES = 64 * 2 ** 20
-# what a damaged compressed stream raises (gzip: BadGzipFile/EOFError/zlib.error)
-_DECOMPRESS_ERRORS = (OSError, EOFError, zlib.error, lzma.LZMAError)
 
 
 class MixedUserIdWarning(UserWarning):
@@ -205,21 +203,6 @@ class _Reader:
 
     def describe(self) -> dict:
         return {"reader": type(self).__name__, "path": str(self.path), "on_error": self.on_error}
-
-
-def _decompress_reason(e: BaseException) -> str:
-    """What is wrong, by kind only: the library's own text can quote the file's bytes."""
-    if isinstance(e, EOFError):
-        return "it ends early: truncated"
-    if isinstance(e, gzip.BadGzipFile):
-        return "not a valid gzip stream (wrong header or checksum)"
-    if isinstance(e, zlib.error):
-        return "invalid deflate data"
-    if isinstance(e, lzma.LZMAError):
-        return "invalid xz/lzma data"
-    if isinstance(e, OSError) and e.strerror:
-        return e.strerror
-    return f"{type(e).__name__}: invalid compressed data"
 
 
 def _check_text(reader: _Reader, text, field: str, line: int | None) -> str | None:
