@@ -137,20 +137,28 @@ def prefetched(batches: Iterator) -> Iterator:
     stop = threading.Event()
     done = object()
 
+    def hand_over(item) -> bool:
+        """Put ``item`` in the slot unless the consumer has stopped; False once it has."""
+        while not stop.is_set():
+            try:
+                slots.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
     def produce() -> None:
         try:
             for batch in batches:
-                while not stop.is_set():
-                    try:
-                        slots.put((batch, None), timeout=0.1)
-                        break
-                    except queue.Full:
-                        continue
-                if stop.is_set():
+                if not hand_over((batch, None)):
                     return
-            slots.put((done, None))
+            hand_over((done, None))
         except BaseException as e:  # noqa: BLE001 - handed to the consumer, raised there
-            slots.put((done, e))
+            hand_over((done, e))
+        finally:
+            close = getattr(batches, "close", None)
+            if close is not None:
+                close()   # the reader's files, when the consumer stopped early
 
     worker = threading.Thread(target=produce, name="dp-vocab-reader", daemon=True)
     worker.start()
