@@ -15,7 +15,8 @@ from collections.abc import Callable, Iterable, Iterator
 
 import numpy as np
 
-from .itemsets import ItemSets, ItemSetsBuilder, Vocabulary, _check_user_id, item_hashes
+from . import itemsets
+from .itemsets import ItemSets, ItemSetsBuilder, Vocabulary, _check_user_id
 from .sequences import TokenCorpus
 
 # a Python-side batch holds at most this many documents or characters of text
@@ -296,7 +297,7 @@ def _smallest(distinct, cap: int) -> list[str]:
     threshold = None
     for start in range(0, len(distinct), 65_536):
         strings = distinct.slice(start, 65_536).to_list()
-        h = item_hashes(strings)
+        h = itemsets.item_hashes(strings)
         picked = range(len(strings)) if threshold is None else \
             np.flatnonzero(h <= np.uint64(threshold)).tolist()
         best.extend((int(h[i]), strings[i]) for i in picked)
@@ -399,10 +400,10 @@ def _merge(keys: list[np.ndarray], counts: list[np.ndarray], cap: int | None,
     for u, s in zip(over.tolist(), np.searchsorted(rows, over).tolist()):
         e = s + int(per_user[u])
         names = [strings[i] for i in (key[s:e] & 0xFFFFFFFF).tolist()]
-        h = item_hashes(names).tolist()
-        order = sorted(range(e - s), key=lambda j: (h[j], names[j]))
+        h = itemsets.item_hashes(names).tolist()   # (module attribute: tests force ties)
+        ranked = sorted(range(e - s), key=lambda j: (h[j], names[j]))
         keep[s:e] = False
-        keep[[s + j for j in order[:cap]]] = True
+        keep[[s + j for j in ranked[:cap]]] = True
     return key[keep], count[keep]
 
 

@@ -14,6 +14,7 @@ integer column and ``"7"`` in a string column of another file are two users (a w
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 from pathlib import Path
 
 from ..errors import CorpusError, ParameterError
@@ -36,7 +37,7 @@ class _TableReader(_Reader):
     def _batches(self, path: Path) -> Iterator:
         raise NotImplementedError
 
-    def frames(self) -> Iterator[tuple[object, object]]:
+    def frames(self) -> Iterator[tuple[Any, Any]]:
         """(users, texts) polars Series per record batch, bad rows reported or skipped."""
         for f in self.files:
             self._current = f
@@ -136,7 +137,7 @@ class FrameReader(_TableReader):
                          batch_rows, kind="memory")
         self.frame = frame
 
-    def frames(self) -> Iterator[tuple[object, object]]:
+    def frames(self) -> Iterator[tuple[Any, Any]]:
         row = 0
         for batch in self._frame_batches():
             checked = check_columns(self, batch, row, self.path)

@@ -123,7 +123,7 @@ class ColumnarExtractor:
         self.pattern = pattern
         self.joined = extractor.n_max > 1   # tokens holding a joiner character break runs
         # the default pattern never matches whitespace, so never a line break: skip the check
-        self.no_line_breaks = extractor.tokenizer.pattern == DEFAULT_PATTERN
+        self.no_line_breaks = getattr(extractor.tokenizer, "pattern", None) == DEFAULT_PATTERN
 
     def tokens(self, texts: pl.Series) -> pl.DataFrame:
         """(doc, tok) rows: the normalised tokens of each document (doc = row in the batch)."""

@@ -12,11 +12,12 @@ import os
 import pickle
 from collections.abc import Iterable, Iterator
 from itertools import islice
+from typing import Any
 
 BATCH = 500              # documents per task
 SERIAL_FIRST = 2_000     # a corpus this small never starts a pool (workers take ~1 s to start)
 
-_worker_extractor = None
+_worker_extractor: Any = None
 
 
 def _init(extractor_bytes: bytes) -> None:
