@@ -73,7 +73,8 @@ def test_users_spread_over_batches_are_merged(monkeypatch, sample_docs):
     assert extract_itemsets(docs, ex).to_dict() == python_itemsets(docs, ex).to_dict()
 
 
-@pytest.mark.parametrize("kwargs", [{"n_max": 3, "joiner": "_"}, {"max_length": 5}])
+@pytest.mark.parametrize("kwargs", [{"n_max": 3, "joiner": "_"}, {"max_length": 5},
+                                    {"joiner": "'"}])   # n_max = 1: runs still drop joiners
 def test_token_sequences_equal_the_python_extractor(kwargs, sample_docs):
     ex = ItemExtractor(RegexTokenizer(), **kwargs)
     fast = extract_sequences(sample_docs, ex)

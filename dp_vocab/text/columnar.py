@@ -149,9 +149,8 @@ class ColumnarExtractor:
         ex = self.extractor
         df = self.tokens(texts)
         brk = pl.col("tok").str.len_chars() > ex.max_length
-        if self.joined:
-            for ch in ex._joiner_chars:
-                brk = brk | pl.col("tok").str.contains(ch, literal=True)
+        for ch in ex._joiner_chars:   # runs are joined (n-grams, DPNE's levels)
+            brk = brk | pl.col("tok").str.contains(ch, literal=True)
         df = df.with_columns(brk.alias("brk"))
         new_doc = pl.col("doc") != pl.col("doc").shift(1, fill_value=-1)
         start = new_doc | pl.col("brk") | pl.col("brk").shift(1, fill_value=False)
