@@ -3,7 +3,9 @@
     python benchmarks/bench_dask.py [--corpus PATH] [--workers 2] [--mechanism weighted_gaussian]
 
 Prints, for each backend: load (read + tokenize + group by user) time, release time, the released
-size, and peak RSS (driver; for Dask also the largest worker). A real cluster: set
+size, and peak RSS (driver; for Dask also the largest worker), then the ratio Dask / local end to
+end (load + release; the goal on one machine: at most 1.5x). Both extract columnar: Dask runs the
+local extraction on each input file in a worker. A real cluster: set
 ``[run] backend = "dask"`` and ``scheduler_address = "tcp://host:8786"`` in a recipe, or
 ``--run.backend dask --run.scheduler_address tcp://host:8786`` on the command line.
 """
@@ -46,6 +48,7 @@ def measure(backend_name: str, corpus: Path, workers: int, mechanism: str) -> No
             worker_rss = f", largest worker peak RSS {max(per.values()):.2f} GB"
         print(f"{backend_name:5s} {mechanism}: load {load:6.1f} s, release {release:6.2f} s, "
               f"{len(rel):,} released, driver peak RSS {rss_gb():.2f} GB{worker_rss}", flush=True)
+        print(f"RESULT {backend_name} {mechanism} {load + release:.3f}", flush=True)
     finally:
         backend.close()
 
@@ -60,11 +63,21 @@ def main() -> None:
     if args.backend:
         measure(args.backend, args.corpus, args.workers, args.mechanism)
         return
-    for backend in ("local", "dask"):  # separate processes: separate peak RSS
-        for mech in (args.mechanism, "policy_gaussian"):
-            subprocess.run([sys.executable, __file__, "--backend", backend, "--corpus",
-                            str(args.corpus), "--workers", str(args.workers), "--mechanism", mech],
-                           check=True)
+    totals: dict = {}
+    for mech in (args.mechanism, "policy_gaussian"):
+        for backend in ("local", "dask"):  # separate processes: separate peak RSS
+            out = subprocess.run([sys.executable, __file__, "--backend", backend, "--corpus",
+                                  str(args.corpus), "--workers", str(args.workers),
+                                  "--mechanism", mech], check=True, capture_output=True,
+                                 text=True).stdout
+            for line in out.splitlines():
+                if line.startswith("RESULT "):
+                    _, name, _, total = line.split()
+                    totals[name] = float(total)
+                else:
+                    print(line, flush=True)
+        print(f"{mech}: dask / local end to end (load + release) = "
+              f"{totals['dask'] / totals['local']:.2f}x", flush=True)
 
 
 if __name__ == "__main__":

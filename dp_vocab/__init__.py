@@ -24,6 +24,14 @@ def run_recipe(*args, **kwargs):
     return _run(*args, **kwargs)
 
 
+def itemsets_from_frame(frame, user: str = "user", text: str = "text", extractor=None,
+                        on_error: str = "raise") -> ItemSets:
+    """Item sets from a pandas/polars DataFrame or a ``datasets.Dataset``; see
+    :func:`dp_vocab.extraction.itemsets_from_frame`."""
+    from .extraction import itemsets_from_frame as _from_frame
+    return _from_frame(frame, user=user, text=text, extractor=extractor, on_error=on_error)
+
+
 def evaluate(*args, **kwargs):
     """Compare mechanisms on one corpus; see :func:`dp_vocab.evaluate.evaluate`."""
     from .evaluate import evaluate as _evaluate
@@ -31,4 +39,5 @@ def evaluate(*args, **kwargs):
 
 
 __all__ = ["BudgetExceededError", "CorpusError", "DPVocabError", "ItemSets", "ParameterError",
-           "RecipeError", "Release", "Vocabulary", "__version__", "evaluate", "make_mechanism", "run_recipe"]
+           "RecipeError", "Release", "Vocabulary", "__version__", "evaluate", "itemsets_from_frame",
+           "make_mechanism", "run_recipe"]

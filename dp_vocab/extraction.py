@@ -1,11 +1,29 @@
-"""Stage 1 of a run: corpus reader → item extractor → ItemSets (private, in memory)."""
+"""Stage 1 of a run: corpus reader → item extractor → ItemSets (private, in memory).
+
+Two paths give the same item sets. The regex tokenizer runs columnar (``text.columnar``): the
+reader hands over batches of documents (polars columns where it can parse them itself), each
+batch becomes (user row, item id, count) integer arrays on every core, and the arrays are merged
+by sorting, so memory grows with the distinct (user, item) pairs, never with the text. Other
+tokenizers (spaCy, Hugging Face pre-tokenizers, a regex without a faithful translation) run the
+Python extractor document by document, spread over the cores by ``text.parallel``.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from array import array
+from collections.abc import Callable, Iterable, Iterator
 
-from .itemsets import ItemSets, ItemSetsBuilder
+import numpy as np
+
+from . import itemsets
+from .itemsets import ItemSets, ItemSetsBuilder, Vocabulary, _check_user_id
 from .sequences import TokenCorpus
+
+# a Python-side batch holds at most this many documents or characters of text
+BATCH_DOCS = 50_000
+BATCH_CHARS = 32 * 2 ** 20
+# merge the buffered (user, item) pairs once this many are buffered
+COMPACT_PAIRS = 8_000_000
 
 
 def extract_itemsets(documents: Iterable[tuple[object, str]], extractor: Callable[[str], list[str]],
@@ -13,14 +31,19 @@ def extract_itemsets(documents: Iterable[tuple[object, str]], extractor: Callabl
                      progress_every: int = 2000) -> ItemSets:
     """Tokenize and intern every document; a user's documents may be spread over the input.
 
-    With ``extractor.max_distinct_per_user``, memory per user stays bounded while its documents
-    stream in (items are produced lazily by ``extractor.iter_items`` when it has one)."""
+    With ``extractor.max_distinct_per_user``, each user keeps its items of smallest item hash
+    (ties: the item string), and memory per user stays bounded while its documents stream in."""
+    from .text.columnar import columnar_extractor
+    columnar = columnar_extractor(extractor)
+    if columnar is not None:
+        return _columnar_itemsets(prefetched(document_batches(documents)), columnar,
+                                  on_progress)
+    from .text.parallel import parallel_items
     builder = ItemSetsBuilder(max_distinct_per_user=getattr(extractor, "max_distinct_per_user",
                                                             None))
     add = builder.add
-    items = getattr(extractor, "iter_items", extractor)
-    for n, (user, text) in enumerate(documents, 1):
-        add(user, items(text))
+    for n, (user, items) in enumerate(parallel_items(documents, extractor), 1):
+        add(user, items)
         if on_progress is not None and n % progress_every == 0:
             on_progress()
     if on_progress is not None:
@@ -32,19 +55,19 @@ def extract_sequences(documents: Iterable[tuple[object, str]], extractor,
                       on_progress: Callable[[], None] | None = None,
                       progress_every: int = 2000) -> TokenCorpus:
     """Tokenize every document into interned token-id sequences (one per run)."""
-    from array import array
-
-    from .itemsets import Vocabulary, _check_user_id
+    from .text.columnar import columnar_extractor
+    columnar = columnar_extractor(extractor)
+    if columnar is not None:
+        return _columnar_sequences(prefetched(document_batches(documents)), columnar,
+                                   on_progress)
+    from .text.parallel import parallel_runs
     vocab = Vocabulary()
     index, add = vocab.index, vocab.add
-    users: dict = {}
+    users = _Users()
     tokens, ptr, seq_user = array("i"), array("q", [0]), array("i")
-    for n, (user, text) in enumerate(documents, 1):
-        u = users.get(user)
-        if u is None:
-            _check_user_id(user)
-            u = users[user] = len(users)
-        for run in extractor.runs(text):
+    for n, (user, runs) in enumerate(parallel_runs(documents, extractor), 1):
+        u = users.row(user)
+        for run in runs:
             for t in run:
                 i = index.get(t)
                 tokens.append(add(t) if i is None else i)
@@ -54,5 +77,358 @@ def extract_sequences(documents: Iterable[tuple[object, str]], extractor,
             on_progress()
     if on_progress is not None:
         on_progress()
-    return TokenCorpus(vocab, list(users), tokens, ptr, seq_user, extractor.joiner)
+    return TokenCorpus(vocab, users.ids(), tokens, ptr, seq_user, extractor.joiner)
     # tokens: int32 ids; sequences by user
+
+
+def itemsets_from_frame(frame, user: str = "user", text: str = "text", extractor=None,
+                        on_error: str = "raise") -> ItemSets:
+    """Item sets straight from a pandas or polars DataFrame or a Hugging Face
+    ``datasets.Dataset`` with a user-id column and a text column, validated like a corpus file
+    (``corpora.FrameReader``). ``extractor``: default the regex word extractor.
+
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"author": ["a", "b", "a"], "body": ["Hi there", "hi", "Bye"]})
+    >>> itemsets_from_frame(df, user="author", text="body").to_dict()
+    {'a': {'hi': 1, 'there': 1, 'bye': 1}, 'b': {'hi': 1}}
+    """
+    from .corpora import FrameReader
+    if extractor is None:
+        from .text.items import ItemExtractor
+        from .text.tokenizers import RegexTokenizer
+        extractor = ItemExtractor(RegexTokenizer())
+    return extract_itemsets(FrameReader(frame, user_field=user, text_field=text,
+                                        on_error=on_error), extractor)
+
+
+# -- batches of documents ----------------------------------------------------------------------
+def document_batches(documents) -> Iterator[tuple[object, object]]:
+    """(users, texts) batches: a reader's own polars columns (``frames()``) when it has them,
+    else ``BATCH_DOCS`` documents at a time from its ``(user, text)`` pairs (users: a list,
+    texts: a polars String Series)."""
+    frames = getattr(documents, "frames", None)
+    if frames is not None:
+        yield from frames()
+        return
+    it = iter(documents)
+    while True:
+        users: list = []
+        texts: list[str] = []
+        size = 0
+        for user, text in it:
+            users.append(user)
+            texts.append(text)
+            size += len(text)
+            if len(texts) >= BATCH_DOCS or size >= BATCH_CHARS:
+                break
+        if not texts:
+            return
+        from .corpora.columns import text_series
+        yield users, text_series(texts)
+
+
+def prefetched(batches: Iterator) -> Iterator:
+    """``batches``, with the next one read on a background thread while the caller works on
+    the current one (decompression and parsing release the GIL). At most two batches are
+    held; the reader's errors are raised here, in order."""
+    import queue
+    import threading
+
+    slots: queue.Queue = queue.Queue(maxsize=1)
+    stop = threading.Event()
+    done = object()
+
+    def hand_over(item) -> bool:
+        """Put ``item`` in the slot unless the consumer has stopped; False once it has."""
+        while not stop.is_set():
+            try:
+                slots.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce() -> None:
+        try:
+            for batch in batches:
+                if not hand_over((batch, None)):
+                    return
+            hand_over((done, None))
+        except BaseException as e:  # noqa: BLE001 - handed to the consumer, raised there
+            hand_over((done, e))
+        finally:
+            close = getattr(batches, "close", None)
+            if close is not None:
+                close()   # the reader's files, when the consumer stopped early
+
+    worker = threading.Thread(target=produce, name="dp-vocab-reader", daemon=True)
+    worker.start()
+    try:
+        while True:
+            batch, error = slots.get()
+            if error is not None:
+                raise error
+            if batch is done:
+                return
+            yield batch
+    finally:
+        stop.set()
+        worker.join()
+
+
+class _Users:
+    """User ids → rows, in order of first document (as the Python builder numbers them)."""
+
+    def __init__(self):
+        self._rows: dict = {}
+
+    def row(self, user) -> int:
+        u = self._rows.get(user)
+        if u is None:
+            _check_user_id(user)
+            u = self._rows[user] = len(self._rows)
+        return u
+
+    def rows(self, users) -> np.ndarray:
+        """The row of each document's user (int64), for a list or a polars Series."""
+        import polars as pl
+        if isinstance(users, pl.Series):
+            uniq = users.unique(maintain_order=True)
+            rows = pl.Series([self.row(u) for u in uniq.to_list()], dtype=pl.Int64)
+            return users.replace_strict(uniq, rows, return_dtype=pl.Int64).to_numpy()
+        row = self.row
+        return np.fromiter((row(u) for u in users), dtype=np.int64, count=len(users))
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def ids(self) -> list:
+        return list(self._rows)
+
+
+class _Interner:
+    """Strings → dense ids in first-seen order, from a list (``ids``) or a polars column
+    (``column_ids``)."""
+
+    def __init__(self):
+        self.index: dict[str, int] = {}
+
+    def ids(self, strings: list[str]) -> np.ndarray:
+        index = self.index
+        out = np.empty(len(strings), dtype=np.int64)
+        for k, s in enumerate(strings):
+            i = index.get(s)
+            if i is None:
+                i = index[s] = len(index)
+            out[k] = i
+        return out
+
+    def column_ids(self, column) -> np.ndarray:
+        """The id of every string of a polars String Series (int64 array): the column is
+        hashed to categorical codes on every core, and only its distinct strings (in order of
+        first occurrence) are looked up in Python."""
+        import polars as pl
+        if not len(column):
+            return np.zeros(0, dtype=np.int64)
+        codes_col = column.cast(pl.Categorical).to_physical()
+        codes = codes_col.to_numpy()
+        first = np.sort(codes_col.arg_unique().to_numpy())   # first occurrences, in order
+        lut = np.empty(int(codes.max()) + 1, dtype=np.int64)
+        lut[codes[first]] = self.ids(column.gather(first).to_list())
+        return lut[codes]
+
+    def vocabulary(self) -> Vocabulary:
+        return Vocabulary.from_index(self.index)
+
+
+# -- item sets ---------------------------------------------------------------------------------
+def _columnar_itemsets(batches, columnar, on_progress) -> ItemSets:
+    cap = columnar.extractor.max_distinct_per_user
+    users, items = _Users(), _Interner()
+    keys: list[np.ndarray] = []
+    counts: list[np.ndarray] = []
+    buffered = merged_size = 0
+    ex = columnar.extractor
+    levels = ex.n_max - ex.n_min + 1   # n-grams multiply the rows: smaller slices
+    for batch_users, texts in batches:
+        rows = users.rows(batch_users)
+        step = max(1, -(-len(texts) // levels))
+        for start in range(0, len(texts), step):
+            found = columnar.items(texts.slice(start, step))
+            user_of = rows[start:start + step][found["doc"].to_numpy()]
+            if cap is not None:
+                found, user_of = _cap_batch(found, user_of, cap)
+            item_of = items.column_ids(found["item"])
+            key, count = _distinct((user_of << 32) | item_of)
+            keys.append(key)
+            counts.append(count.astype(np.int64))
+            buffered += key.size
+        if buffered >= max(COMPACT_PAIRS, 2 * merged_size):   # amortised: linear in total
+            merged = _merge(keys, counts, cap, items)
+            keys, counts = [merged[0]], [merged[1]]
+            buffered = merged_size = merged[0].size
+        if on_progress is not None:
+            on_progress()
+    return build_itemsets(users, items, keys, counts, cap)
+
+
+def _cap_batch(found, user_of: np.ndarray, cap: int):
+    """The (doc, item) rows of ``found`` without the items a user over the cap in this batch
+    can't keep: its ``cap`` smallest-hash items of the batch are kept (exact, as capping
+    partial sums is), so a hostile user's items never all reach the vocabulary."""
+    import polars as pl
+    per_user = pl.DataFrame({"user": user_of, "item": found["item"]})
+    heavy = per_user.group_by("user").agg(pl.col("item").n_unique().alias("n")) \
+        .filter(pl.col("n") > cap)["user"]
+    if not len(heavy):
+        return found, user_of
+    keep = np.ones(len(found), dtype=bool)
+    for u in heavy.to_list():
+        mine = np.flatnonzero(user_of == u)
+        kept = pl.Series(_smallest(found["item"].gather(mine).unique(), cap), dtype=pl.String)
+        keep[mine] = found["item"].gather(mine).is_in(kept.implode()).to_numpy()
+    return found.filter(pl.Series(keep)), user_of[keep]
+
+
+def _smallest(distinct, cap: int) -> list[str]:
+    """The ``cap`` strings of smallest item hash (ties: the string), hashing in slices with a
+    running threshold so that only O(cap + slice) strings are held in Python."""
+    best: list[tuple[int, str]] = []
+    threshold = None
+    for start in range(0, len(distinct), 65_536):
+        strings = distinct.slice(start, 65_536).to_list()
+        h = itemsets.item_hashes(strings)
+        picked = range(len(strings)) if threshold is None else \
+            np.flatnonzero(h <= np.uint64(threshold)).tolist()
+        best.extend((int(h[i]), strings[i]) for i in picked)
+        if len(best) > cap:
+            best.sort()
+            del best[cap:]
+            threshold = best[-1][0]
+    return [s for _, s in best]
+
+
+def _distinct(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted distinct keys and how often each occurs (polars' sort: every core)."""
+    import polars as pl
+    if not keys.size:
+        return keys, np.zeros(0, np.int64)
+    keys = pl.Series(keys).sort().to_numpy()
+    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+    return keys[starts], np.diff(np.r_[starts, keys.size])
+
+
+def build_itemsets(users: "_Users", items: "_Interner", keys: list[np.ndarray],
+                   counts: list[np.ndarray], cap: int | None) -> ItemSets:
+    """ItemSets from buffered (user row << 32 | item id, count) parts, merged and capped."""
+    key, count = _merge(keys, counts, cap, items)
+    vocab = items.vocabulary()
+    item_ids = (key & 0xFFFFFFFF).astype(np.int64)
+    held = np.zeros(len(vocab), dtype=bool)
+    held[item_ids] = True
+    if not held.all():   # the cap dropped every holder of some items: renumber the rest
+        new = np.cumsum(held) - 1
+        vocab = Vocabulary([s for s, h in zip(vocab.strings, held.tolist()) if h])
+        item_ids = new[item_ids]
+        order = np.lexsort((item_ids, key >> 32))
+        key, count, item_ids = key[order], count[order], item_ids[order]
+    rows = key >> 32
+    indptr = np.zeros(len(users) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=len(users)), out=indptr[1:])
+    count = np.minimum(count, np.iinfo(np.int32).max)
+    return ItemSets(vocab, users.ids(), indptr, item_ids.astype(np.int32), count)
+
+
+def merge_itemsets(parts: Iterable[tuple], cap: int | None) -> ItemSets:
+    """One ItemSets of several, each given as (user ids, item strings, indptr, items, counts);
+    a user may be in several: its items are added, then capped as ``extract_itemsets`` caps
+    them (exact on partial sums)."""
+    users, items = _Users(), _Interner()
+    keys, counts = [], []
+    for user_ids, strings, indptr, part_items, part_counts in parts:
+        ids = items.ids(list(strings))
+        rows = users.rows(list(user_ids))
+        key = (np.repeat(rows, np.diff(indptr)) << 32) | ids[part_items]
+        order = np.argsort(key, kind="stable")
+        keys.append(key[order])
+        counts.append(np.asarray(part_counts, dtype=np.int64)[order])
+    return build_itemsets(users, items, keys, counts, cap)
+
+
+def merge_sequences(parts: Iterable[tuple], joiner: str) -> TokenCorpus:
+    """One TokenCorpus of several, each given as (user ids, token strings, tokens, seq_ptr,
+    seq_user); a user's sequences from every part are kept."""
+    users, tokens = _Users(), _Interner()
+    toks, lens, seq_users = [], [], []
+    for user_ids, strings, part_tokens, seq_ptr, seq_user in parts:
+        ids = tokens.ids(list(strings))
+        rows = users.rows(list(user_ids))
+        toks.append(ids[part_tokens])
+        lens.append(np.diff(seq_ptr))
+        seq_users.append(rows[seq_user])
+    lengths = np.concatenate(lens) if lens else np.zeros(0, np.int64)
+    ptr = np.zeros(lengths.size + 1, dtype=np.int64)
+    np.cumsum(lengths, out=ptr[1:])
+    return TokenCorpus(tokens.vocabulary(), users.ids(),
+                       np.concatenate(toks) if toks else np.zeros(0, np.int32), ptr,
+                       np.concatenate(seq_users) if seq_users else np.zeros(0, np.int32), joiner)
+
+
+def _merge(keys: list[np.ndarray], counts: list[np.ndarray], cap: int | None,
+           items: _Interner) -> tuple[np.ndarray, np.ndarray]:
+    """Buffered (user << 32 | item, count) parts → sorted distinct keys with summed counts,
+    each user capped to its ``cap`` items of smallest hash (ties: the string). Capping partial
+    sums is exact: an item among a user's ``cap`` smallest is among the smallest of every part
+    that holds it, so it is never dropped and its count stays whole."""
+    if not keys:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    key, count = np.concatenate(keys), np.concatenate(counts)
+    if len(keys) > 1:   # sorted parts: the stable sort merges runs in linear time
+        order = np.argsort(key, kind="stable")
+        key, count = key[order], count[order]
+        starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+        key, count = key[starts], np.add.reduceat(count, starts)
+    if cap is None or not key.size:
+        return key, count
+    rows = key >> 32
+    per_user = np.bincount(rows)
+    over = np.flatnonzero(per_user > cap)
+    if not over.size:
+        return key, count
+    strings = list(items.index)
+    keep = np.ones(key.size, dtype=bool)
+    for u, s in zip(over.tolist(), np.searchsorted(rows, over).tolist()):
+        e = s + int(per_user[u])
+        names = [strings[i] for i in (key[s:e] & 0xFFFFFFFF).tolist()]
+        h = itemsets.item_hashes(names).tolist()   # (module attribute: tests force ties)
+        ranked = sorted(range(e - s), key=lambda j: (h[j], names[j]))
+        keep[s:e] = False
+        keep[[s + j for j in ranked[:cap]]] = True
+    return key[keep], count[keep]
+
+
+# -- token sequences ---------------------------------------------------------------------------
+def _columnar_sequences(batches, columnar, on_progress) -> TokenCorpus:
+    users, tokens = _Users(), _Interner()
+    tok_parts: list[np.ndarray] = []
+    len_parts: list[np.ndarray] = []
+    user_parts: list[np.ndarray] = []
+    for batch_users, texts in batches:
+        rows = users.rows(batch_users)
+        runs = columnar.runs(texts)
+        tok_parts.append(tokens.column_ids(runs["tok"]).astype(np.int32))
+        seg, doc = runs["seg"].to_numpy(), runs["doc"].to_numpy()
+        starts = np.flatnonzero(np.r_[True, seg[1:] != seg[:-1]]) if seg.size else \
+            np.zeros(0, np.int64)
+        len_parts.append(np.diff(np.r_[starts, seg.size]))
+        user_parts.append(rows[doc[starts]])
+        if on_progress is not None:
+            on_progress()
+    lengths = np.concatenate(len_parts) if len_parts else np.zeros(0, np.int64)
+    ptr = np.zeros(lengths.size + 1, dtype=np.int64)
+    np.cumsum(lengths, out=ptr[1:])
+    return TokenCorpus(tokens.vocabulary(), users.ids(),
+                       np.concatenate(tok_parts) if tok_parts else np.zeros(0, np.int32), ptr,
+                       np.concatenate(user_parts) if user_parts else np.zeros(0, np.int32),
+                       columnar.extractor.joiner)
+

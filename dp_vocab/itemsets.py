@@ -48,6 +48,14 @@ class Vocabulary:
         for s in strings:
             self.add(s)
 
+    @classmethod
+    def from_index(cls, index: dict[str, int]) -> "Vocabulary":
+        """Adopt ``{string: id}`` with ids 0..n-1 in insertion order (no copy)."""
+        vocab = cls()
+        vocab._index = index
+        vocab._strings = list(index)
+        return vocab
+
     def add(self, item: str) -> int:
         i = self._index.get(item)
         if i is None:

@@ -49,6 +49,22 @@ def text_folder_reader(path: str, pattern: str = "*.txt", user_per: str = "file"
                          max_file_bytes=max_file_bytes)
 
 
+@registry.readers("dp_vocab.parquet.v1")
+def parquet_reader(path: str, user_field: str = "user", text_field: str = "text",
+                   on_error: str = "raise", batch_rows: int = 65_536):
+    from .corpora import ParquetReader
+    return ParquetReader(path, user_field=user_field, text_field=text_field, on_error=on_error,
+                         batch_rows=batch_rows)
+
+
+@registry.readers("dp_vocab.arrow.v1")
+def arrow_reader(path: str, user_field: str = "user", text_field: str = "text",
+                 on_error: str = "raise", batch_rows: int = 65_536):
+    from .corpora import ArrowReader
+    return ArrowReader(path, user_field=user_field, text_field=text_field, on_error=on_error,
+                       batch_rows=batch_rows)
+
+
 # ---- tokenizers -------------------------------------------------------------------------------
 
 @registry.tokenizers("dp_vocab.regex.v1")

@@ -64,14 +64,16 @@ def test_dask_merge_tells_items_apart_by_both_hashes():
 def test_distinct_cap_breaks_hash_ties_by_the_string(a_and_b_share_a_hash, first):
     """A user over max_distinct_per_user keeps its smallest-hash items. "a" and "b" share a hash
     and the cap (1) falls between them: "a" < "b" decides, whichever arrives (or merges) first."""
-    from collections import Counter
-
-    from dp_vocab.backends.dask import _cap_distinct
+    from dp_vocab.extraction import extract_itemsets, merge_itemsets
     from dp_vocab.itemsets import ItemSetsBuilder
+    from dp_vocab.text.items import ItemExtractor
+    from dp_vocab.text.tokenizers import RegexTokenizer
     docs = [[first], ["b" if first == "a" else "a"]]
     builder = ItemSetsBuilder(max_distinct_per_user=1)
     for doc in docs:
         builder.add("u", doc)
     assert list(builder.build().to_dict()["u"]) == ["a"]
-    partial = [Counter(doc) for doc in docs]   # Dask merges users' parts in any order
-    assert list(_cap_distinct(partial[0] + partial[1], 1)) == ["a"]
+    ex = ItemExtractor(RegexTokenizer(), max_distinct_per_user=1)   # the columnar path
+    assert list(extract_itemsets([("u", doc[0]) for doc in docs], ex).to_dict()["u"]) == ["a"]
+    parts = [(["u"], doc, np.array([0, 1]), np.array([0]), np.array([1])) for doc in docs]
+    assert list(merge_itemsets(parts, 1).to_dict()["u"]) == ["a"]   # Dask merges any order

@@ -63,3 +63,31 @@ def test_multi_character_joiner_keeps_names_one_to_one():
     items = ex("a: b a :b c")
     assert items == ["b", "a", "b::a", "c"]
     assert all(":" not in t for run in ex.runs("a: b a :b c") for t in run)
+
+
+@pytest.mark.parametrize("tokenizer", [lambda: SpacyTokenizer("en"),
+                                       lambda: HFPreTokenizer("bert")])
+def test_spacy_and_hf_on_a_process_pool_equal_serial(monkeypatch, tokenizer):
+    from dp_vocab.extraction import extract_itemsets, extract_sequences
+    from dp_vocab.itemsets import ItemSets
+    from dp_vocab.text import parallel
+    monkeypatch.setattr(parallel, "SERIAL_FIRST", 10)   # a pool even for this small corpus
+    monkeypatch.setattr(parallel, "BATCH", 7)
+    monkeypatch.setattr(parallel, "workers", lambda: 2)
+    from concurrent.futures import ProcessPoolExecutor
+    submitted = []
+    real_submit = ProcessPoolExecutor.submit
+    monkeypatch.setattr(ProcessPoolExecutor, "submit",
+                        lambda self, *a: submitted.append(1) or real_submit(self, *a))
+    docs = [(f"u{i % 13}", f"Doc {i}: don't stop, Mr. Smith! {i * 7} émigré") for i in range(200)]
+    ex = ItemExtractor(tokenizer(), n_max=2)
+    pooled = extract_itemsets(docs, ex)
+    assert len(submitted) == 28   # (200 − 10) documents in batches of 7: the pool did the work
+    serial = ItemSets.from_user_items((u, ex(t)) for u, t in docs)
+    assert pooled.to_dict() == serial.to_dict()
+    assert pooled.vocab.strings == serial.vocab.strings   # same first-seen order
+    seqs = extract_sequences(docs, ex)
+    strings = seqs.vocab.strings
+    got = [[strings[t] for t in seqs.tokens[a:b]] for a, b in zip(seqs.seq_ptr[:-1],
+                                                                   seqs.seq_ptr[1:])]
+    assert got == [run for _, t in docs for run in ex.runs(t)]

@@ -9,74 +9,98 @@ fractional sums up to summation order).
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
 
 from ..bounding import (Bounded, Bounding, BoundedRows, ItemWeights, Weighting, keyed_order)
 from ..errors import ParameterError
-from ..itemsets import (ItemSets, ItemSetsBuilder, item_hashes, needs_item_sets,
-                        needs_sequences)
+from ..itemsets import ItemSets, item_hashes, needs_item_sets, needs_sequences
 from ..sequences import Gram, TokenCorpus
 
 
-# -- loading: documents → per-user data → one ItemSets / TokenCorpus per partition ----------
-def _read_file(path: str, reader_args: dict):
-    from ..corpora import JsonlReader
-    return list(JsonlReader(path, **reader_args))
+# -- loading: each input file is extracted where it is read (columnar where the extractor
+# allows, as locally), its users split by a stable hash into the partitions, and each partition
+# merges its users' pieces from every file: one ItemSets / TokenCorpus per partition, each user
+# in exactly one. Only integer arrays and the pieces' own item strings cross processes.
+def _file_readers(reader) -> list:
+    """One reader per input file (a copy with the same settings), or the reader itself when
+    its input can't be split (a text folder, an in-memory frame)."""
+    import copy
+
+    from ..corpora import TextDirReader
+    if isinstance(reader, TextDirReader) or not getattr(reader, "files", None):
+        return [reader]
+    out = []
+    for f in reader.files:
+        r = copy.copy(reader)
+        r.files, r.path, r._id_kinds = [f], f, set()
+        out.append(r)
+    return out
 
 
-def _cap_distinct(c: Counter, cap: int | None) -> Counter:
-    """A user's items capped to the ``cap`` smallest item hashes, as ``ItemSetsBuilder`` does.
-    Capping partial counters is exact: an item among the user's ``cap`` smallest hashes is
-    among the smallest of every part that holds it, so it is never dropped and its count is
-    whole."""
-    if cap is None or len(c) <= cap:
-        return c
-    items = list(c)
-    h = item_hashes(items).tolist()
-    keep = sorted(range(len(items)), key=lambda i: (h[i], items[i]))[:cap]  # ties: the string
-    return Counter({items[i]: c[items[i]] for i in keep})
+def _user_parts(user_ids: list, n_parts: int) -> np.ndarray:
+    """Each user's partition: a hash of its id and id type, the same in every process."""
+    keys = [f"{type(u).__name__}:{u!r}" for u in user_ids]
+    return (item_hashes(keys) % np.uint64(n_parts)).astype(np.int64)
 
 
-def _tokenize(docs, extractor):
-    cap = getattr(extractor, "max_distinct_per_user", None)
-    per_user: dict = {}
-    for user, text in docs:
-        c = per_user.get(user)
-        if c is None:
-            c = per_user[user] = Counter()
-        c.update(extractor(text))
-        if cap is not None and len(c) > 2 * cap:  # memory stays O(cap) per user
-            per_user[user] = _cap_distinct(c, cap)
-    return [(u, _cap_distinct(c, cap)) for u, c in per_user.items()]
+def _take(ptr: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(new offsets, positions) of the CSR rows ``rows``, vectorised."""
+    lengths = np.diff(ptr)[rows]
+    new_ptr = np.zeros(rows.size + 1, dtype=np.int64)
+    np.cumsum(lengths, out=new_ptr[1:])
+    take = np.repeat(ptr[:-1][rows] - new_ptr[:-1], lengths) + np.arange(new_ptr[-1])
+    return new_ptr, take
 
 
-def _merger(cap: int | None):
-    def merge(a: Counter, b: Counter) -> Counter:
-        out = Counter(a)
-        out.update(b)
-        return _cap_distinct(out, cap)
-    return merge
+def _compact(strings: list, ids: np.ndarray) -> tuple[list, np.ndarray]:
+    """Only the strings ``ids`` use, and the ids renumbered into them."""
+    used, new_ids = np.unique(ids, return_inverse=True)
+    return [strings[i] for i in used.tolist()], new_ids.reshape(-1)
 
 
-def _runs(docs, extractor):
-    per_user: dict = {}
-    for user, text in docs:
-        per_user.setdefault(user, []).extend(extractor.runs(text))
-    return list(per_user.items())
+def _load_itemsets(reader, extractor, n_parts: int) -> list[tuple]:
+    from ..extraction import extract_itemsets
+    its = extract_itemsets(reader, extractor)
+    part = _user_parts(its.user_ids, n_parts)
+    pieces = []
+    for p in range(n_parts):
+        rows = np.flatnonzero(part == p)
+        ptr, take = _take(its.indptr, rows)
+        strings, items = _compact(its.vocab.strings, its.items[take])
+        pieces.append(([its.user_ids[r] for r in rows.tolist()], strings, ptr, items,
+                       its.counts[take]))
+    return pieces
 
 
-def _itemsets_partition(pairs) -> list[ItemSets]:
-    builder = ItemSetsBuilder()
-    for user, counts in pairs:
-        builder.add_counts(user, counts)
-    return [builder.build()]
+def _load_sequences(reader, extractor, n_parts: int) -> list[tuple]:
+    from ..extraction import extract_sequences
+    corpus = extract_sequences(reader, extractor)
+    part_of_seq = _user_parts(corpus.user_ids, n_parts)[corpus.seq_user]
+    pieces = []
+    for p in range(n_parts):
+        seqs = np.flatnonzero(part_of_seq == p)
+        ptr, take = _take(corpus.seq_ptr, seqs)
+        users, seq_user = np.unique(corpus.seq_user[seqs], return_inverse=True)
+        strings, tokens = _compact(corpus.vocab.strings, corpus.tokens[take])
+        pieces.append(([corpus.user_ids[u] for u in users.tolist()], strings, tokens, ptr,
+                       seq_user.reshape(-1)))
+    return pieces
 
 
-def _corpus_partition(pairs, joiner: str) -> list[TokenCorpus]:
-    return [TokenCorpus.from_user_runs(pairs, joiner)]
+def _piece(pieces: list, p: int):
+    return pieces[p]
+
+
+def _itemsets_partition(pieces, cap: int | None) -> list[ItemSets]:
+    from ..extraction import merge_itemsets
+    return [merge_itemsets(pieces, cap)]
+
+
+def _corpus_partition(pieces, joiner: str) -> list[TokenCorpus]:
+    from ..extraction import merge_sequences
+    return [merge_sequences(pieces, joiner)]
 
 
 # -- combining the partitions' answers ------------------------------------------------------
@@ -281,31 +305,23 @@ class DaskBackend:
 
     def load(self, reader, extractor, sequences: bool = False, progress=None):
         import dask.bag as db
-
-        from ..corpora import JsonlReader
-        if not isinstance(reader, JsonlReader):
-            raise ParameterError("corpus reader", type(reader).__name__,
-                                 "dp_vocab.jsonl.v1 on the dask backend")
-        files = [str(f) for f in reader.files]  # one task per input file
-        args = {"user_field": reader.user_field, "text_field": reader.text_field,
-                "on_error": reader.on_error, "max_line_bytes": reader.max_line_bytes}
-        docs = db.from_sequence(files, npartitions=len(files)).map(_read_file, args).flatten()
-        n_parts = max(4 * self.n_workers, len(files))
-        docs = docs.repartition(npartitions=n_parts)
+        from dask import delayed
         from distributed import wait
-        if sequences:  # DPNE: token runs per user, grouped across partitions and files
-            per_user = docs.map_partitions(_runs, extractor).foldby(
-                lambda kv: kv[0], lambda acc, kv: acc + kv[1], [], lambda a, b: a + b, [])
-            parts = per_user.map_partitions(_corpus_partition, extractor.joiner).persist()
-            wait(parts)   # one TokenCorpus per partition, each user in exactly one
-            return DaskSequences(parts, extractor.joiner)
-        merge = _merger(getattr(extractor, "max_distinct_per_user", None))
-        per_user = docs.map_partitions(_tokenize, extractor) \
-            .foldby(lambda kv: kv[0], lambda acc, kv: merge(acc, kv[1]), Counter(),
-                    merge, Counter())
-        parts = per_user.map_partitions(_itemsets_partition).persist()
-        wait(parts)       # one ItemSets per partition, each user in exactly one
-        return DaskUserItems(parts)
+
+        n_parts = 2 * max(self.n_workers, 1)
+        load = _load_sequences if sequences else _load_itemsets
+        per_file = [delayed(load, pure=False)(r, extractor, n_parts)
+                    for r in _file_readers(reader)]
+        if sequences:
+            parts = [delayed(_corpus_partition)([delayed(_piece)(f, p) for f in per_file],
+                                                extractor.joiner) for p in range(n_parts)]
+        else:
+            cap = getattr(extractor, "max_distinct_per_user", None)
+            parts = [delayed(_itemsets_partition)([delayed(_piece)(f, p) for f in per_file],
+                                                  cap) for p in range(n_parts)]
+        bag = db.from_delayed(parts).persist()
+        wait(bag)   # one ItemSets / TokenCorpus per partition, each user in exactly one
+        return DaskSequences(bag, extractor.joiner) if sequences else DaskUserItems(bag)
 
     def describe(self) -> dict:
         return {"backend": "dask",

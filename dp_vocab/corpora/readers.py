@@ -21,19 +21,17 @@ import gzip
 import json
 import lzma
 import warnings
-import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import CorpusError, ParameterError
+from .compression import _DECOMPRESS_ERRORS, _decompress_reason
 from ..privacy.params import check_choice, check_positive_int
 
 ON_ERROR = ("raise", "skip")
 _KEEP_REASONS = 5
 DEFAULT_MAX_LINE_BYTES = 16 * 2 ** 20
 DEFAULT_MAX_FILE_BYTES = 64 * 2 ** 20
-# what a damaged compressed stream raises (gzip: BadGzipFile/EOFError/zlib.error)
-_DECOMPRESS_ERRORS = (OSError, EOFError, zlib.error, lzma.LZMAError)
 
 
 class MixedUserIdWarning(UserWarning):
@@ -107,6 +105,9 @@ class _Reader:
         if kind == "file":
             self.files = _expand(path)
             self.path = Path(path)
+        elif kind == "memory":   # an in-memory table: ``path`` is its display name
+            self.files = []
+            self.path = Path(path)
         else:
             self.path = _check_path(path, kind)
             self.files = [self.path]
@@ -149,11 +150,14 @@ class _Reader:
                     rest = readline(limit + 1)
                     if not rest or rest.endswith(b"\n"):
                         break
-                self._bad(f"line longer than max_line_bytes = {limit} bytes; raise "
-                          f"max_line_bytes if such documents are expected", lineno)
+                self.too_long(lineno)
                 yield lineno, None
                 continue
             yield lineno, line
+
+    def too_long(self, lineno: int) -> None:
+        self._bad(f"line longer than max_line_bytes = {self.max_line_bytes} bytes; raise "
+                  f"max_line_bytes if such documents are expected", lineno)
 
     def _bad(self, message: str, line: int | None = None, field: str | None = None,
              path: Path | None = None) -> None:
@@ -201,21 +205,6 @@ class _Reader:
         return {"reader": type(self).__name__, "path": str(self.path), "on_error": self.on_error}
 
 
-def _decompress_reason(e: BaseException) -> str:
-    """What is wrong, by kind only: the library's own text can quote the file's bytes."""
-    if isinstance(e, EOFError):
-        return "it ends early: truncated"
-    if isinstance(e, gzip.BadGzipFile):
-        return "not a valid gzip stream (wrong header or checksum)"
-    if isinstance(e, zlib.error):
-        return "invalid deflate data"
-    if isinstance(e, lzma.LZMAError):
-        return "invalid xz/lzma data"
-    if isinstance(e, OSError) and e.strerror:
-        return e.strerror
-    return f"{type(e).__name__}: invalid compressed data"
-
-
 def _check_text(reader: _Reader, text, field: str, line: int | None) -> str | None:
     if not isinstance(text, str):
         reader._bad(f"expected a string, found {_kind(text)}", line, field)
@@ -250,51 +239,58 @@ class JsonlReader(_Reader):
         self.max_line_bytes = check_positive_int(max_line_bytes, "max_line_bytes")
 
     def __iter__(self) -> Iterator[tuple[object, str]]:
-        uf, tf = self.user_field, self.text_field
-        loads = json.loads
         for path, stream in self._open():
             lineno = 0
             try:
                 for lineno, line in self._lines(stream):
-                    if line is None:
-                        continue
-                    try:
-                        obj = loads(line)
-                    except UnicodeDecodeError as e:
-                        self._bad(f"not valid UTF-8 ({e.reason} at byte {e.start} of the line)",
-                                  lineno)
-                        continue
-                    except json.JSONDecodeError as e:
-                        if not line.strip():
-                            continue  # blank lines carry nothing
-                        # e.msg and the column describe the syntax, never quote the line
-                        reason = e.msg.removesuffix(" at")   # "Invalid control character at"
-                        self._bad(f"not valid JSON ({reason}, column {e.colno})", lineno)
-                        continue
-                    except ValueError:
-                        self._bad("not valid JSON", lineno)
-                        continue
-                    except RecursionError:
-                        self._bad("JSON nested too deeply", lineno)
-                        continue
-                    if not isinstance(obj, dict):
-                        self._bad(f"expected a JSON object, found {_kind(obj)}", lineno)
-                        continue
-                    if uf not in obj:
-                        self._bad("missing (set user_field to the key that holds the user id)",
-                                  lineno, uf)
-                        continue
-                    if tf not in obj:
-                        self._bad("missing (set text_field to the key that holds the text)",
-                                  lineno, tf)
-                        continue
-                    user = _check_user(self, obj[uf], uf, lineno)
-                    text = _check_text(self, obj[tf], tf, lineno) if user is not None else None
-                    if text is not None:
-                        yield user, text
+                    if line is not None:
+                        doc = self.document(lineno, line)
+                        if doc is not None:
+                            yield doc
             except _DECOMPRESS_ERRORS as e:
                 raise CorpusError(f"the compressed stream is corrupt or unreadable after line "
                                   f"{lineno} ({_decompress_reason(e)})", path=path) from None
+
+    def frames(self):
+        """The documents as (users, texts) polars columns, a chunk of the file at a time, parsed
+        by polars where the chunk is clean and line by line (:meth:`document`) where not: the
+        same documents, warnings and errors as iterating (``corpora.columns``)."""
+        from .columns import jsonl_frames
+        return jsonl_frames(self)
+
+    def document(self, lineno: int, line: bytes) -> tuple[object, str] | None:
+        """One line's (user, text), or None for a blank line or a bad one (reported)."""
+        uf, tf = self.user_field, self.text_field
+        try:
+            obj = json.loads(line)
+        except UnicodeDecodeError as e:
+            self._bad(f"not valid UTF-8 ({e.reason} at byte {e.start} of the line)", lineno)
+            return None
+        except json.JSONDecodeError as e:
+            if not line.strip():
+                return None  # blank lines carry nothing
+            # e.msg and the column describe the syntax, never quote the line
+            reason = e.msg.removesuffix(" at")   # "Invalid control character at"
+            self._bad(f"not valid JSON ({reason}, column {e.colno})", lineno)
+            return None
+        except ValueError:
+            self._bad("not valid JSON", lineno)
+            return None
+        except RecursionError:
+            self._bad("JSON nested too deeply", lineno)
+            return None
+        if not isinstance(obj, dict):
+            self._bad(f"expected a JSON object, found {_kind(obj)}", lineno)
+            return None
+        if uf not in obj:
+            self._bad("missing (set user_field to the key that holds the user id)", lineno, uf)
+            return None
+        if tf not in obj:
+            self._bad("missing (set text_field to the key that holds the text)", lineno, tf)
+            return None
+        user = _check_user(self, obj[uf], uf, lineno)
+        text = _check_text(self, obj[tf], tf, lineno) if user is not None else None
+        return None if text is None else (user, text)
 
 
 class CsvReader(_Reader):

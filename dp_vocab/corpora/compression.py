@@ -1,0 +1,25 @@
+"""What a damaged compressed stream raises, and how to describe it without its bytes."""
+
+from __future__ import annotations
+
+import gzip
+import lzma
+import zlib
+
+# what a damaged compressed stream raises (gzip: BadGzipFile/EOFError/zlib.error)
+_DECOMPRESS_ERRORS = (OSError, EOFError, zlib.error, lzma.LZMAError)
+
+
+def _decompress_reason(e: BaseException) -> str:
+    """What is wrong, by kind only: the library's own text can quote the file's bytes."""
+    if isinstance(e, EOFError):
+        return "it ends early: truncated"
+    if isinstance(e, gzip.BadGzipFile):
+        return "not a valid gzip stream (wrong header or checksum)"
+    if isinstance(e, zlib.error):
+        return "invalid deflate data"
+    if isinstance(e, lzma.LZMAError):
+        return "invalid xz/lzma data"
+    if isinstance(e, OSError) and e.strerror:
+        return e.strerror
+    return f"{type(e).__name__}: invalid compressed data"

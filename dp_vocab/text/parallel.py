@@ -1,0 +1,84 @@
+"""The Python extractor on every core: spaCy, Hugging Face pre-tokenizers, any callable.
+
+Documents go to a pool of worker processes in batches and the results come back in input order,
+so the items (and their first-seen order) are exactly the serial ones. A small corpus, one core,
+or an extractor that cannot be sent to another process (a lambda) stays serial. In-flight
+batches are bounded, so memory does not grow with the corpus.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+from collections.abc import Iterable, Iterator
+from itertools import islice
+from typing import Any
+
+BATCH = 500              # documents per task
+SERIAL_FIRST = 2_000     # a corpus this small never starts a pool (workers take ~1 s to start)
+
+_worker_extractor: Any = None
+
+
+def _init(extractor_bytes: bytes) -> None:
+    global _worker_extractor
+    _worker_extractor = pickle.loads(extractor_bytes)
+
+
+def _items(texts: list[str]) -> list[list[str]]:
+    return [_worker_extractor(t) for t in texts]
+
+
+def _runs(texts: list[str]) -> list[list[list[str]]]:
+    return [_worker_extractor.runs(t) for t in texts]
+
+
+def workers() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
+        (os.cpu_count() or 1)
+
+
+def parallel_items(documents: Iterable[tuple[object, str]], extractor) -> Iterator[tuple]:
+    """(user, items of the document) for each document, in order. Serial items are produced
+    lazily (``iter_items``), so a huge document's n-grams are never all in memory."""
+    serial = getattr(extractor, "iter_items", extractor)
+    yield from _map(documents, extractor, serial, _items)
+
+
+def parallel_runs(documents: Iterable[tuple[object, str]], extractor) -> Iterator[tuple]:
+    """(user, runs of the document) for each document, in order."""
+    yield from _map(documents, extractor, extractor.runs, _runs)
+
+
+def _map(documents, extractor, serial, remote) -> Iterator[tuple]:
+    it = iter(documents)
+    head = list(islice(it, SERIAL_FIRST))
+    for user, text in head:
+        yield user, serial(text)
+    n_workers = workers()
+    if len(head) < SERIAL_FIRST or n_workers < 2:
+        for user, text in it:
+            yield user, serial(text)
+        return
+    try:
+        payload = pickle.dumps(extractor)
+    except (pickle.PicklingError, TypeError, AttributeError):
+        for user, text in it:
+            yield user, serial(text)
+        return
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+    from collections import deque
+    with ProcessPoolExecutor(n_workers, mp_context=mp.get_context("forkserver"),
+                             initializer=_init, initargs=(payload,)) as pool:
+        pending: deque = deque()
+        while True:
+            batch = list(islice(it, BATCH))
+            if batch:
+                users = [u for u, _ in batch]
+                pending.append((users, pool.submit(remote, [t for _, t in batch])))
+            while pending and (not batch or len(pending) >= 2 * n_workers):
+                users, fut = pending.popleft()
+                yield from zip(users, fut.result())
+            if not batch:
+                return

@@ -1,0 +1,209 @@
+"""Columnar extraction equals the Python extractor; JSONL read as columns equals line by line."""
+
+import json
+import re
+import sys
+import unicodedata
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+from dp_vocab.corpora import JsonlReader, columns
+from dp_vocab.corpora.readers import MixedUserIdWarning
+from dp_vocab.errors import CorpusError
+from dp_vocab.extraction import extract_itemsets, extract_sequences
+from dp_vocab.itemsets import ItemSets, ItemSetsBuilder
+from dp_vocab.text.columnar import SPACE, WORD, columnar_extractor, rust_pattern
+from dp_vocab.text.items import _LONE_SURROGATE, ItemExtractor
+from dp_vocab.text.tokenizers import DEFAULT_PATTERN, RegexTokenizer
+
+SAMPLE = Path(__file__).resolve().parents[1] / "corpora" / "reddit_college_sample.jsonl.gz"
+
+
+def python_itemsets(docs, ex) -> ItemSets:
+    b = ItemSetsBuilder(max_distinct_per_user=ex.max_distinct_per_user)
+    for user, text in docs:
+        b.add(user, ex.iter_items(text))
+    return b.build()
+
+
+@pytest.fixture(scope="module")
+def sample_docs():
+    return list(JsonlReader(SAMPLE))[:6000]
+
+
+@pytest.fixture(scope="module")
+def sample_file(sample_docs, tmp_path_factory):
+    p = tmp_path_factory.mktemp("corpus") / "c.jsonl"
+    p.write_text("".join(json.dumps({"user": u, "text": t}) + "\n" for u, t in sample_docs),
+                 encoding="utf-8")
+    return p
+
+
+@pytest.mark.parametrize("kwargs", [
+    {},
+    {"n_min": 1, "n_max": 3, "joiner": "_"},
+    {"n_min": 2, "n_max": 2, "max_length": 6},
+    {"lowercase": False, "nfkc": False},
+    {"n_max": 2, "max_distinct_per_user": 40},       # the cap, with its hash/string tie rule
+])
+def test_item_sets_equal_the_python_extractor(sample_docs, sample_file, kwargs):
+    ex = ItemExtractor(RegexTokenizer(), **kwargs)
+    assert columnar_extractor(ex) is not None
+    fast = extract_itemsets(JsonlReader(sample_file), ex)   # the reader's own columns
+    slow = python_itemsets(sample_docs, ex)
+    assert fast.to_dict() == slow.to_dict()
+    assert fast.user_ids == slow.user_ids
+    uncapped = ItemSets.from_user_items((u, ex(t)) for u, t in sample_docs)
+    if uncapped.to_dict() == slow.to_dict():   # no user over the cap: the same ids too
+        assert fast.vocab.strings == uncapped.vocab.strings   # (the capped Python builder
+        assert np.array_equal(fast.items, uncapped.items)     # interns some items late)
+    listed = extract_itemsets(sample_docs, ex)      # (user, text) pairs: Python-side batches
+    assert listed.to_dict() == slow.to_dict()
+
+
+def test_users_spread_over_batches_are_merged(monkeypatch, sample_docs):
+    import dp_vocab.extraction as extraction
+    monkeypatch.setattr(extraction, "BATCH_DOCS", 97)
+    monkeypatch.setattr(extraction, "COMPACT_PAIRS", 5000)
+    docs = sample_docs[::2] + sample_docs[1::2]   # every user's documents far apart
+    ex = ItemExtractor(RegexTokenizer(), n_max=2, max_distinct_per_user=30)
+    assert extract_itemsets(docs, ex).to_dict() == python_itemsets(docs, ex).to_dict()
+
+
+@pytest.mark.parametrize("kwargs", [{"n_max": 3, "joiner": "_"}, {"max_length": 5},
+                                    {"joiner": "'"}])   # n_max = 1: runs still drop joiners
+def test_token_sequences_equal_the_python_extractor(kwargs, sample_docs):
+    ex = ItemExtractor(RegexTokenizer(), **kwargs)
+    fast = extract_sequences(sample_docs, ex)
+    users, runs = {}, []
+    for user, text in sample_docs:
+        u = users.setdefault(user, len(users))
+        runs.extend((u, run) for run in ex.runs(text))
+    assert fast.user_ids == list(users)
+    strings = fast.vocab.strings
+    got = [(int(fast.seq_user[s]), [strings[t] for t in fast.tokens[a:b]])
+           for s, (a, b) in enumerate(zip(fast.seq_ptr[:-1], fast.seq_ptr[1:]))]
+    assert got == runs
+
+
+def test_line_breaks_inside_tokens_and_patterns_without_translation():
+    docs = [("a", "x\x1cy z\u2028w  q\x85r"), ("b", "foo\nbar baz")]
+    for pattern in (r"[^ ]+", r"\S+", r"\b\w+\b", r"(?i)[a-z]+", r"\w+(?=\s)"):
+        ex = ItemExtractor(RegexTokenizer(pattern))
+        expected = ItemSets.from_user_items((u, ex(t)) for u, t in docs).to_dict()
+        assert extract_itemsets(docs, ex).to_dict() == expected, pattern
+    # which patterns run columnar: the ones with a faithful translation
+    assert rust_pattern(r"[^ ]+") is not None and rust_pattern(DEFAULT_PATTERN) is not None
+    for untranslatable in (r"\b\w+\b", r"(?i)[a-z]+", r"\w+(?=\s)", r"\w+$", r"\w*",
+                           r"[[:alpha:]]+", r"[a&&b]"):
+        assert rust_pattern(untranslatable) is None, untranslatable
+
+
+def test_python_and_rust_classes_differ_only_on_characters_python_does_not_know():
+    """The documented difference: Rust's own \\w and \\s differ from Python's on thousands of
+    assigned characters (marks, connector punctuation, No digits, U+001C..U+001F); translated,
+    the classes and the NFKC + lower-case normalisation agree on every code point Python's
+    Unicode database (14.0 for Python 3.11) assigns, and may differ only on newer ones."""
+    chars = [chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF]
+    s = pl.Series(chars)
+    py_word = np.array([bool(re.fullmatch(r"\w", c)) for c in chars])
+    py_space = np.array([c.isspace() for c in chars])
+    unassigned = np.array([unicodedata.category(c) == "Cn" for c in chars])
+
+    rust_word_raw = s.str.contains(r"^\w$").to_numpy()
+    rust_space_raw = s.str.contains(r"^\s$").to_numpy()
+    raw_diff = {chars[i] for i in np.flatnonzero((rust_word_raw != py_word) & ~unassigned)}
+    assert {"\u0301", "\u203f", "\u00b2"} <= raw_diff     # mark, Pc, No: untranslated differ
+    assert {chr(c) for c in range(0x1C, 0x20)} == \
+        {chars[i] for i in np.flatnonzero(rust_space_raw != py_space)}
+
+    word = s.str.contains(f"^[{WORD}]$").to_numpy()
+    space = s.str.contains(f"^[{SPACE}]$").to_numpy()
+    assert not ((word != py_word) & ~unassigned).any()
+    assert not ((space != py_space) & ~unassigned).any()
+
+    py_norm = [unicodedata.normalize("NFKC", c).lower() for c in chars]
+    rust_norm = s.str.normalize("NFKC").str.to_lowercase().to_list()
+    norm_diff = [i for i, (a, b) in enumerate(zip(py_norm, rust_norm)) if a != b]
+    assert all(unassigned[i] or unicodedata.normalize("NFKC", chars[i]) != chars[i]
+               and unicodedata.category(unicodedata.normalize("NFKC", chars[i])[0]) == "Cn"
+               for i in norm_diff)
+
+
+# -- JSONL as columns ------------------------------------------------------------------------
+HOSTILE_LINES = [
+    b'{"user": "a", "text": "ok fine"}',
+    b'{"user": 7, "text": "an integer id"}',                       # mixed kinds in one chunk
+    b'{"user": "7", "text": "a string id"}',
+    b'{"user": "d", "text": "first", "user": "e"}',                  # duplicate key: last wins
+    b'{"user": "s", "text": "lone \\ud800 surrogate"}',
+    b'{"user": "t", "text": "raw\ttab"}',                             # json rejects
+    b'{"\\u0075ser": "x", "text": "escaped key"}',
+    b'{"user": "u", "text": "x", "o": NaN}',
+    b'',
+    b'   ',
+    b'{"user": "v", "text": 5}',
+    b'{"user": "", "text": "empty id"}',
+    b'{"user": "w", "text": " \\u001c "}',
+    b'{"user": 1.5, "text": "float id"}',
+    b'{"user": "x", "text": "ok", "meta": {"user": "y"}}',
+    b'{"user": "z", "text": "caf\xe9"}',
+    b'{"user": "q", "text": "' + b"y" * 300 + b'"}',                 # over max_line_bytes
+    b'{"user": "r", "text": "last \\u00e9 line"}',
+]
+
+
+def _frames_docs(reader):
+    out = []
+    for users, texts in reader.frames():
+        users = users.to_list() if isinstance(users, pl.Series) else users
+        out.extend(zip(users, texts.to_list()))
+    return out
+
+
+@pytest.mark.parametrize("chunk", [64, 200, 1 << 20])
+def test_jsonl_columns_equal_line_by_line_in_skip_mode(tmp_path, monkeypatch, chunk):
+    monkeypatch.setattr(columns, "CHUNK_BYTES", chunk)
+    p = tmp_path / "c.jsonl"
+    clean = [json.dumps({"user": f"u{i % 5}", "text": f"doc {i}"}).encode() for i in range(40)]
+    p.write_bytes(b"\n".join(clean[:20] + HOSTILE_LINES + clean[20:]))   # no final newline
+    slow = JsonlReader(p, on_error="skip", max_line_bytes=200)
+    fast = JsonlReader(p, on_error="skip", max_line_bytes=200)
+    with pytest.warns(MixedUserIdWarning):   # columns hold UTF-8: a lone surrogate is U+FFFD
+        expected = [(u, _LONE_SURROGATE.sub("\ufffd", t)) for u, t in slow]
+    with pytest.warns(MixedUserIdWarning):
+        got = _frames_docs(fast)
+    assert got == expected
+    assert fast.skipped == slow.skipped and fast.skip_reasons == slow.skip_reasons
+
+
+@pytest.mark.parametrize("line", range(len(HOSTILE_LINES)))
+def test_jsonl_columns_raise_the_same_error(tmp_path, monkeypatch, line):
+    monkeypatch.setattr(columns, "CHUNK_BYTES", 128)
+    p = tmp_path / "c.jsonl"
+    clean = [json.dumps({"user": f"u{i}", "text": f"doc {i}"}).encode() for i in range(12)]
+    p.write_bytes(b"\n".join(clean + [HOSTILE_LINES[line]] + clean) + b"\n")
+
+    def outcome(run):
+        try:
+            docs = run(JsonlReader(p, max_line_bytes=200))
+            return ("ok", [(u, _LONE_SURROGATE.sub("\ufffd", t)) for u, t in docs])
+        except CorpusError as e:
+            return ("error", str(e))
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MixedUserIdWarning)
+        assert outcome(_frames_docs) == outcome(list)
+
+
+def test_clean_chunks_take_the_polars_path(tmp_path, monkeypatch):
+    p = tmp_path / "c.jsonl"
+    p.write_text("".join(json.dumps({"user": i, "text": f"doc é {i}"}, ensure_ascii=False) + "\n"
+                         for i in range(100)), encoding="utf-8")
+    monkeypatch.setattr(columns, "_slow", None)   # any fallback would fail loudly
+    users, texts = next(iter(JsonlReader(p).frames()))
+    assert users.dtype == pl.Int64 and users.to_list() == list(range(100))
+    assert texts[3] == "doc é 3"
