@@ -15,7 +15,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from .bounding import Bounded, Bounding, Weighting, user_weights
+from .bounding import Bounded, BoundedRows, Bounding, Weighting, user_weights
 from .errors import ParameterError
 from .itemsets import ItemSets, Vocabulary, needs_item_sets
 from .privacy.noise import RandomSource, uniform_below
@@ -226,6 +226,13 @@ class TokenLevels:
         """Level n's candidates held by some user (present in the corpus), and every user's
         bounded row of them (≤ Δ0, level key ``key``) in keyed order; item ids index the list.
         ``bounding``: this level's cap, if not the levels' own."""
+        grams, rows = self.level_item_rows(n, key, bounding)
+        return grams, rows.bounded
+
+    def level_item_rows(self, n: int, key: bytes,
+                        bounding: Bounding | None = None) -> tuple[list[Gram], BoundedRows]:
+        """``level_rows`` with the users' order words and the items' hashes (for backends
+        that merge rows held apart)."""
         join_str = self.joiner.join
         self._cand = cand = self._candidates(n)
         grams: list[Gram] = []
@@ -235,7 +242,7 @@ class TokenLevels:
             return [join_str(g) for g in grams]
 
         level, _ = _level_itemsets(self.corpus, self._users_at(cand[0]), cand[1], names_of)
-        return grams, level.bounded_rows(key, bounding or self.bounding).bounded
+        return grams, level.bounded_rows(key, bounding or self.bounding)
 
     def level_weights(self, n: int, key: bytes,
                       bounding: Bounding | None = None) -> tuple[list[Gram], np.ndarray]:

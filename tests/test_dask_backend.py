@@ -107,5 +107,19 @@ def test_dpne_levels_on_dask_match_local(tmp_path):
         b = m.release(remote, key=KEY, random=RandomSource(9))
         assert a.items == b.items and a.details == b.details
         assert max(len(g.split(" ")) for g in a.items) >= 3
+        # the recipe's levers: Policy Gaussian levels, a level cap, the public word list at level 1
+        for name, extra in (("dpne", {}), ("dpne_public", {"public_items": sorted(
+                {w for g in a.items for w in g.split(" ")})[:200] + ["zzpublicnobody"]})):
+            m = make_mechanism(name, epsilon=4.0, delta=1e-5, max_n=3, max_items_per_user=50,
+                               max_ngrams_per_user=100, policy="l2_descent", alpha=8.0, eta=0.2,
+                               **extra)
+            for n, prev in ((1, []), (2, sorted(w for w in a.items if " " not in w))):
+                h1, h2 = m.level_histogram(local, n, prev, KEY), \
+                    m.level_histogram(remote, n, prev, KEY)
+                assert h1.keys() == h2.keys() and h1
+                assert all(h2[k] == pytest.approx(v, rel=1e-12) for k, v in h1.items())
+            a2 = m.release(local, key=KEY, random=RandomSource(9))
+            b2 = m.release(remote, key=KEY, random=RandomSource(9))
+            assert a2.items == b2.items and a2.details == b2.details
     finally:
         backend.close()

@@ -225,14 +225,31 @@ class DaskUserItems:
 
 
 def _level_of(corpus: TokenCorpus, bounding: Bounding, released: list, direct, n: int,
-              key: bytes):
+              key: bytes, level_bounding=None):
     levels = corpus.ngram_levels(bounding)
     if direct is None:
         levels.replay(released)
     else:
         levels.set_released_grams(*direct)
-    grams, w = levels.level_weights(n, key)
+    grams, w = levels.level_weights(n, key, level_bounding)
     return dict(zip(grams, w.tolist()))
+
+
+def _level_rows_of(corpus: TokenCorpus, bounding: Bounding, released: list, direct, n: int,
+                   key: bytes, level_bounding):
+    """One partition's level-n bounded rows as numbers (as ``_rows_of``), and its grams by
+    identity."""
+    levels = corpus.ngram_levels(bounding)
+    if direct is None:
+        levels.replay(released)
+    else:
+        levels.set_released_grams(*direct)
+    grams, rows = levels.level_item_rows(n, key, level_bounding)
+    second = item_hashes([corpus.joiner.join(g) for g in grams], person=_ID)
+    idents = np.stack([rows.hashes, second], axis=1)
+    b = rows.bounded
+    return (rows.order_words, np.diff(b.indptr), idents[b.items],
+            dict(zip(map(tuple, idents.tolist()), grams)))
 
 
 def _add_dicts(parts):
@@ -252,11 +269,22 @@ class _DaskLevels:
         self.released: list[list[Gram]] = []
         self.direct: tuple[int, list[Gram]] | None = None   # S_{n−1} given alone (tests)
 
-    def level_weights(self, n: int, key: bytes):
+    def level_weights(self, n: int, key: bytes, bounding: Bounding | None = None):
         total = self.parts.map(_level_of, self.bounding, self.released[:n - 1], self.direct, n,
-                               key).reduction(_add_dicts, _add_dicts).compute()
+                               key, bounding).reduction(_add_dicts, _add_dicts).compute()
         grams = list(total)
         return grams, np.fromiter((total[g] for g in grams), dtype=np.float64, count=len(grams))
+
+    def level_rows(self, n: int, key: bytes, bounding: Bounding | None = None):
+        """All users' level-n rows in keyed order, merged from the partitions as
+        ``DaskUserItems.bounded_rows`` merges item rows (users are whole in one partition)."""
+        parts = self.parts.map(_level_rows_of, self.bounding, self.released[:n - 1], self.direct,
+                               n, key, bounding).compute()
+        grams_of: dict = {}
+        for _, _, _, found in parts:
+            grams_of.update(found)
+        bounded, idents = _merge_rows([(w, k, i) for w, k, i, _ in parts])
+        return [grams_of[tuple(x)] for x in idents.tolist()], bounded
 
     def set_released(self, n: int, grams: list[Gram]) -> None:
         self.released = self.released[:n - 1] + [list(grams)]
