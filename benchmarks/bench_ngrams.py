@@ -43,7 +43,7 @@ BEFORE = dict(max_n=5, max_items_per_user=10, sampling="top", eta=0.01, budget_s
 def recipe_params() -> dict:
     """The mechanism block of recipes/reply-ngrams.cfg (without @mechanisms, ε, δ)."""
     cfg = load_recipe(RECIPE)["mechanism"]
-    return {k: v for k, v in cfg.items() if k not in ("@mechanisms", "epsilon", "delta")}
+    return {k: v for k, v in cfg.items() if k not in ("epsilon", "delta")}
 
 
 def occurring(corpus, grams: list[str], n: int) -> int:
@@ -71,7 +71,10 @@ def occurring(corpus, grams: list[str], n: int) -> int:
 
 
 def run(corpus, name: str, params: dict, epsilon: float, delta: float, seed: int) -> dict:
-    mech = make_mechanism("dpne", epsilon=epsilon, delta=delta, **params)
+    params = dict(params)
+    name_of = params.pop("@mechanisms", "dpne")
+    mech = make_mechanism(name_of, epsilon=epsilon, delta=delta, **params)
+    mech = mech.for_extractor(ItemExtractor(RegexTokenizer()))   # a public list, as a run does
     t = time.perf_counter()
     rel = mech.release(corpus, random=RandomSource(seed))
     seconds = time.perf_counter() - t
