@@ -132,7 +132,7 @@ def _identities(its: ItemSets, ids: np.ndarray) -> np.ndarray:
 def _rows_of(its: ItemSets, key: bytes, bounding: Bounding):
     """One partition's bounded rows as numbers only: order words, row lengths, item
     identities (two 64-bit hashes)."""
-    b = its.bounded_rows(key, bounding)   # its order words: the users' HMACs, computed once
+    b = its.bounded_rows(key, bounding)   # its order words: the users' keyed PRF values, computed once
     return b.order_words, np.diff(b.bounded.indptr), _identities(its, b.bounded.items)
 
 
