@@ -167,22 +167,12 @@ def _unique_rows(idents: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return uniq, inverse.reshape(-1)
 
 
-def _strings_of(its: ItemSets, wanted: frozenset) -> dict[tuple[int, int], str]:
-    first = {h for h, _ in wanted}
-    hashes = its.vocab.hashes()
-    ids = np.array([i for i, h in enumerate(hashes.tolist()) if h in first], dtype=np.int64)
-    if not ids.size:
-        return {}
+def _strings_of(its: ItemSets, first: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """Identities and strings of this partition's items whose first hash is in ``first``
+    (sorted): vectorised, so a large candidate set costs one ``isin`` per partition."""
+    ids = np.flatnonzero(np.isin(its.vocab.hashes(), first, assume_unique=False))
     strings = its.vocab.strings
-    return {ident: strings[i] for i, ident in zip(ids.tolist(), map(
-        tuple, _identities(its, ids).tolist())) if ident in wanted}
-
-
-def _merge_maps(parts) -> dict:
-    out: dict = {}
-    for d in parts:
-        out.update(d)
-    return out
+    return _identities(its, ids), [strings[i] for i in ids.tolist()]
 
 
 def _add_arrays(parts):
@@ -206,8 +196,10 @@ class DaskUserItems:
 
         def names_of(ids: np.ndarray) -> list[str]:
             wanted = [tuple(x) for x in idents[ids].tolist()]
-            found = self.parts.map(_strings_of, frozenset(wanted)) \
-                .reduction(_merge_maps, _merge_maps).compute()
+            found: dict = {}
+            for ident, strings in self.parts.map(_strings_of,
+                                                 np.unique(idents[ids, 0])).compute():
+                found.update(zip(map(tuple, ident.tolist()), strings))
             return [found[w] for w in wanted]
         return BoundedRows(bounded, idents[:, 0].copy(), names_of)
 
