@@ -10,7 +10,6 @@ Python extractor document by document, spread over the cores by ``text.parallel`
 
 from __future__ import annotations
 
-from array import array
 from collections.abc import Callable, Iterable, Iterator
 
 import numpy as np
@@ -61,23 +60,16 @@ def extract_sequences(documents: Iterable[tuple[object, str]], extractor,
         return _columnar_sequences(prefetched(document_batches(documents)), columnar,
                                    on_progress)
     from .text.parallel import parallel_runs
-    vocab = Vocabulary()
-    index, add = vocab.index, vocab.add
-    users = _Users()
-    tokens, ptr, seq_user = array("i"), array("q", [0]), array("i")
-    for n, (user, runs) in enumerate(parallel_runs(documents, extractor), 1):
-        u = users.row(user)
-        for run in runs:
-            for t in run:
-                i = index.get(t)
-                tokens.append(add(t) if i is None else i)
-            ptr.append(len(tokens))
-            seq_user.append(u)
-        if on_progress is not None and n % progress_every == 0:
+
+    def counted(pairs):
+        for n, pair in enumerate(pairs, 1):
+            yield pair
+            if on_progress is not None and n % progress_every == 0:
+                on_progress()
+        if on_progress is not None:
             on_progress()
-    if on_progress is not None:
-        on_progress()
-    return TokenCorpus(vocab, users.ids(), tokens, ptr, seq_user, extractor.joiner)
+    return TokenCorpus.from_user_runs(counted(parallel_runs(documents, extractor)),
+                                      extractor.joiner)
     # tokens: int32 ids; sequences by user
 
 
@@ -388,23 +380,13 @@ def _merge(keys: list[np.ndarray], counts: list[np.ndarray], cap: int | None,
         key, count = key[order], count[order]
         starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
         key, count = key[starts], np.add.reduceat(count, starts)
-    if cap is None or not key.size:
-        return key, count
-    rows = key >> 32
-    per_user = np.bincount(rows)
-    over = np.flatnonzero(per_user > cap)
-    if not over.size:
-        return key, count
-    strings = list(items.index)
-    keep = np.ones(key.size, dtype=bool)
-    for u, s in zip(over.tolist(), np.searchsorted(rows, over).tolist()):
-        e = s + int(per_user[u])
-        names = [strings[i] for i in (key[s:e] & 0xFFFFFFFF).tolist()]
-        h = itemsets.item_hashes(names).tolist()   # (module attribute: tests force ties)
-        ranked = sorted(range(e - s), key=lambda j: (h[j], names[j]))
-        keep[s:e] = False
-        keep[[s + j for j in ranked[:cap]]] = True
-    return key[keep], count[keep]
+    strings: list[str] = []
+
+    def names_of(ids: list[int]) -> list[str]:   # the strings only if some user is over the cap
+        if not strings:
+            strings.extend(items.index)
+        return [strings[i] for i in ids]
+    return itemsets.cap_distinct(key, count, cap, names_of)
 
 
 # -- token sequences ---------------------------------------------------------------------------

@@ -275,6 +275,29 @@ class _CappedUser:
         self.hashes = {w: self.hashes[w] for w in keep}
 
 
+def cap_distinct(keys: np.ndarray, counts: np.ndarray, cap: int | None,
+                 names_of) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted (user << 32 | item id) keys and counts, each user cut to its ``cap`` items of
+    smallest hash, ties by the item string (never by interning order, which depends on other
+    users). ``names_of(ids)``: the strings of item ids."""
+    if cap is None or not keys.size:
+        return keys, counts
+    rows = keys >> 32
+    per_user = np.bincount(rows)
+    over = np.flatnonzero(per_user > cap)
+    if not over.size:
+        return keys, counts
+    keep = np.ones(keys.size, dtype=bool)
+    for u, s in zip(over.tolist(), np.searchsorted(rows, over).tolist()):
+        e = s + int(per_user[u])
+        names = names_of((keys[s:e] & 0xFFFFFFFF).tolist())
+        h = item_hashes(names).tolist()
+        ranked = sorted(range(e - s), key=lambda j: (h[j], names[j]))
+        keep[s:e] = False
+        keep[[s + j for j in ranked[:cap]]] = True
+    return keys[keep], counts[keep]
+
+
 class ItemSetsBuilder:
     """Streaming construction: memory grows with distinct (user, item) pairs, not with text.
 
@@ -383,27 +406,9 @@ class ItemSetsBuilder:
         self._merged = (keys, counts)
 
     def _apply_cap(self, keys: np.ndarray, counts: np.ndarray):
-        cap = self._max_distinct
-        if cap is None:
-            return keys, counts
-        rows = keys >> 32
-        per_user = np.bincount(rows)
-        over = np.flatnonzero(per_user > cap)
-        if not over.size:
-            return keys, counts
-        hashes = self.vocab.hashes()
-        keep = np.ones(keys.size, dtype=bool)
-        starts = np.searchsorted(rows, over)
-        for u, s in zip(over.tolist(), starts.tolist()):
-            e = s + int(per_user[u])
-            ids = (keys[s:e] & 0xFFFFFFFF).tolist()
-            h = hashes[ids].tolist()
-            strings = self.vocab.strings
-            # smallest hashes, ties by the item string (never by interning order)
-            order = sorted(range(e - s), key=lambda j: (h[j], strings[ids[j]]))
-            keep[s:e] = False
-            keep[[s + j for j in order[:cap]]] = True
-        return keys[keep], counts[keep]
+        strings = self.vocab.strings
+        return cap_distinct(keys, counts, self._max_distinct,
+                            lambda ids: [strings[i] for i in ids])
 
     def build(self) -> ItemSets:
         # capped users' bounded items join the others; the final cut (pre-cap items included)

@@ -11,13 +11,14 @@ released (public) S_{n−1}: ``CandidateJoin`` enumerates and counts them exactl
 
 from __future__ import annotations
 
+from array import array
 from collections import defaultdict
 
 import numpy as np
 
 from .bounding import Bounded, BoundedRows, Bounding, Weighting, user_weights
 from .errors import ParameterError
-from .itemsets import ItemSets, Vocabulary, needs_item_sets
+from .itemsets import ItemSets, Vocabulary, _check_user_id, needs_item_sets
 from .privacy.noise import RandomSource, uniform_below
 
 Gram = tuple[str, ...]   # an n-gram: its tokens
@@ -60,19 +61,24 @@ class TokenCorpus:
 
     @classmethod
     def from_user_runs(cls, pairs, joiner: str) -> "TokenCorpus":
-        """From (user id, token runs) pairs, each user once (a Dask partition)."""
+        """From (user id, token runs) pairs; a user may appear several times (rows in order of
+        first appearance)."""
         vocab = Vocabulary()
         index, add = vocab.index, vocab.add
-        user_ids, tokens, ptr, seq_user = [], [], [0], []
-        for u, (user, runs) in enumerate(pairs):
-            user_ids.append(user)
+        rows: dict = {}
+        tokens, ptr, seq_user = array("i"), array("q", [0]), array("i")
+        for user, runs in pairs:
+            u = rows.get(user)
+            if u is None:
+                _check_user_id(user)
+                u = rows[user] = len(rows)
             for run in runs:
                 for t in run:
                     i = index.get(t)
                     tokens.append(add(t) if i is None else i)
                 ptr.append(len(tokens))
                 seq_user.append(u)
-        return cls(vocab, user_ids, tokens, ptr, seq_user, joiner)
+        return cls(vocab, list(rows), tokens, ptr, seq_user, joiner)
 
     # -- what mechanisms ask of user data (the ``bounding.UserData`` protocol) ------------------
     def ngram_levels(self, bounding: Bounding) -> "TokenLevels":

@@ -216,13 +216,18 @@ class DaskUserItems:
         return "<DaskUserItems (private data on the cluster)>"
 
 
-def _level_of(corpus: TokenCorpus, bounding: Bounding, released: list, direct, n: int,
-              key: bytes, level_bounding=None):
+def _replayed(corpus: TokenCorpus, bounding: Bounding, released: list, direct):
+    """This partition's levels with the released ones (public, broadcast) set."""
     levels = corpus.ngram_levels(bounding)
     if direct is None:
-        levels.replay(released)
-    else:
-        levels.set_released_grams(*direct)
+        return levels.replay(released)
+    levels.set_released_grams(*direct)
+    return levels
+
+
+def _level_of(corpus: TokenCorpus, bounding: Bounding, released: list, direct, n: int,
+              key: bytes, level_bounding=None):
+    levels = _replayed(corpus, bounding, released, direct)
     grams, w = levels.level_weights(n, key, level_bounding)
     return dict(zip(grams, w.tolist()))
 
@@ -231,12 +236,8 @@ def _level_rows_of(corpus: TokenCorpus, bounding: Bounding, released: list, dire
                    key: bytes, level_bounding):
     """One partition's level-n bounded rows as numbers (as ``_rows_of``), and its grams by
     identity."""
-    levels = corpus.ngram_levels(bounding)
-    if direct is None:
-        levels.replay(released)
-    else:
-        levels.set_released_grams(*direct)
-    grams, rows = levels.level_item_rows(n, key, level_bounding)
+    grams, rows = _replayed(corpus, bounding, released, direct).level_item_rows(
+        n, key, level_bounding)
     second = item_hashes([corpus.joiner.join(g) for g in grams], person=_ID)
     idents = np.stack([rows.hashes, second], axis=1)
     b = rows.bounded

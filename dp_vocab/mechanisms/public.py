@@ -25,6 +25,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy.special import log_ndtr, ndtri
@@ -339,7 +340,30 @@ class _PublicDomainParams(Mechanism):
 
 
 @dataclass(frozen=True, kw_only=True, repr=False)
-class PolicyGaussianPublic(_PublicDomainParams, PolicyGaussian):
+class _PublicCutoff(_PublicDomainParams):
+    """The policy's cutoff of public items, (public_cutoff + α)·σ, σ the noise of the release
+    (of level 1 for DPNE) that tests them (public.md §1)."""
+
+    if TYPE_CHECKING:
+        alpha: float   # the policy's α, a field of the mechanism this is mixed into
+
+    public_cutoff: float = 3.0
+
+    def _validate(self) -> None:
+        super()._validate()
+        c = self.public_cutoff
+        if isinstance(c, bool) or not isinstance(c, (int, float)) or not math.isfinite(c) \
+                or c + self.alpha <= 0:
+            raise ParameterError("public_cutoff", c, "a number of σ with public_cutoff + alpha "
+                                 "> 0 (the cutoff of public items is (public_cutoff + alpha)·σ)")
+        self._set("public_cutoff", float(c))
+
+    def params(self):
+        return {**super().params(), "public_cutoff": self.public_cutoff}
+
+
+@dataclass(frozen=True, kw_only=True, repr=False)
+class PolicyGaussianPublic(_PublicCutoff, PolicyGaussian):
     """Policy Gaussian with a public domain. Privacy claim (public.md):
 
     - L2-descent with per-item cutoffs Γ_x = (public_cutoff + α)·σ on P, ρ + α·σ elsewhere:
@@ -354,24 +378,11 @@ class PolicyGaussianPublic(_PublicDomainParams, PolicyGaussian):
     name = "policy_gaussian_public"
     summary = "Policy Gaussian + public domain (weighted BH at FDR q on a public list)"
 
-    public_cutoff: float = 3.0
     public_gamma: float = field(init=False)
-
-    def _validate(self) -> None:
-        super()._validate()
-        c = self.public_cutoff
-        if isinstance(c, bool) or not isinstance(c, (int, float)) or not math.isfinite(c) \
-                or c + self.alpha <= 0:
-            raise ParameterError("public_cutoff", c, "a number of σ with public_cutoff + alpha "
-                                 "> 0 (the cutoff of public items is (public_cutoff + alpha)·σ)")
-        self._set("public_cutoff", float(c))
 
     def _calibrate(self):
         super()._calibrate()
         self._set("public_gamma", (self.public_cutoff + self.alpha) * self.noise_scale)
-
-    def params(self):
-        return {**super().params(), "public_cutoff": self.public_cutoff}
 
     def privacy(self):
         return {**super().privacy(), "public_items_cutoff": self.public_gamma}
@@ -462,7 +473,7 @@ class DPSIPSPublic(_PublicDomainParams, DPSIPS):
 
 
 @dataclass(frozen=True, kw_only=True, repr=False)
-class DPNEPublic(_PublicDomainParams, DPNE):
+class DPNEPublic(_PublicCutoff, DPNE):
     """DPNE whose level 1 has a public domain (public.md §10, ngrams.md). Privacy claim:
 
     - level 1 is ``policy_gaussian_public``'s release with σ_1 and ρ_1: with the L2-descent
@@ -476,18 +487,6 @@ class DPNEPublic(_PublicDomainParams, DPNE):
     name = "dpne_public"
     summary = "DPNE with a public word list at level 1 (weighted BH at FDR q)"
 
-    public_cutoff: float = 3.0
-
-    def _validate(self) -> None:
-        super()._validate()
-        c = self.public_cutoff
-        if isinstance(c, bool) or not isinstance(c, (int, float)) or not math.isfinite(c) \
-                or c + self.alpha <= 0:
-            raise ParameterError("public_cutoff", c, "a number of σ_1 with public_cutoff + alpha "
-                                 "> 0 (level 1's cutoff of public items is "
-                                 "(public_cutoff + alpha)·σ_1)")
-        self._set("public_cutoff", float(c))
-
     def for_extractor(self, extractor):
         """As the other public-domain mechanisms, and without items holding a character of the
         joiner (they could not be joined into n-grams with one reading)."""
@@ -496,9 +495,6 @@ class DPNEPublic(_PublicDomainParams, DPNE):
         kept = tuple(w for w in out.domain.items if not chars.intersection(w))
         out._use_domain(PublicDomain(kept, out.domain.source, out.domain.normalised))
         return out
-
-    def params(self):
-        return {**super().params(), "public_cutoff": self.public_cutoff}
 
     def privacy(self):
         return {**super().privacy(), "public_items_cutoff_level_1":
