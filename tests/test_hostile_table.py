@@ -87,6 +87,21 @@ def many_users_csv_rows(n: int = 60) -> list[str]:
     return [f"u{i},the cat sat {i}" for i in range(n)]
 
 
+def _parquet(d: Path, columns: dict) -> str:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    pq.write_table(pa.table(columns), d / "c.parquet")
+    return str(d / "c.parquet")
+
+
+def _arrow(d: Path, columns: dict) -> str:
+    import pyarrow as pa
+    table = pa.table(columns)
+    with pa.OSFile(str(d / "c.arrow"), "wb") as f, pa.ipc.new_file(f, table.schema) as w:
+        w.write_table(table)
+    return str(d / "c.arrow")
+
+
 @dataclass
 class Case:
     """``make(inputs_dir) -> argv``; the output (if any) is ``{out}``: out/o, in a parent that
@@ -331,6 +346,17 @@ CASES = [
          message=r"nope\.jsonl: corpus file not found"),
     Case("glob-matches-nothing", lambda d: run(recipe(d, str(d / "*.parquet")), "-o", "{out}"),
          message=r"\*\.parquet: no file matches"),
+    Case("parquet-not-a-table", lambda d: run(recipe(d, users_jsonl(d, name="c.parquet"),
+                                                     reader="parquet"), "-o", "{out}"),
+         message=r"c\.parquet: .*not a readable Parquet file"),
+    Case("parquet-missing-column", lambda d: run(recipe(d, _parquet(d, {"author": ["a"],
+                                                                        "text": ["x y"]}),
+                                                        reader="parquet"), "-o", "{out}"),
+         message=r"c\.parquet: field 'user': column missing"),
+    Case("arrow-text-not-strings", lambda d: run(recipe(d, _arrow(d, {"user": ["a"],
+                                                                      "text": [1.5]}),
+                                                        reader="arrow"), "-o", "{out}"),
+         message=r"c\.arrow: field 'text': expected a column of strings"),
     Case("text-folder-absolute-pattern", lambda d: _text_folder(d, pattern="/etc/*"),
          message=r"pattern: expected a glob relative to the corpus folder"),
     Case("text-folder-parent-pattern", lambda d: _text_folder(d, pattern="../*"),
