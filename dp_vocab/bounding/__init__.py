@@ -116,6 +116,20 @@ def bound(indptr: np.ndarray, items: np.ndarray, counts: np.ndarray,
     # bounded: int32 ids and own counts, CSR by user, ≤ Δ0 per row
 
 
+def bound_in_order(indptr: np.ndarray, items: np.ndarray, counts: np.ndarray,
+                   strings: Sequence[str], hashes: np.ndarray, ties: np.ndarray,
+                   user_ids: list, key: bytes, bounding: Bounding) -> Bounded:
+    """``bound`` of all users held in one place, with the bounded rows laid out in processing
+    order (``order`` is then 0..n−1): the same rows, so a sequential policy gives the same
+    result bit for bit, but it reads them one after the other. Order and seeds from
+    ``user_order``, the caps from ``_kernels.bound_rows_in_order`` (all in compiled code)."""
+    order, seeds = user_order(user_ids, key)
+    out_ptr, kept, kept_counts = _kernels.bound_rows_in_order(
+        order, indptr, items, counts, seeds, hashes, ties, bounding.ranks(strings),
+        bounding.max_items, int(bounding.priority), bounding.ordered)
+    return Bounded(np.arange(order.size, dtype=np.int64), out_ptr, kept, kept_counts)
+
+
 def user_weights(bounded: Bounded, n_items: int, weighting: Weighting) -> np.ndarray:
     """Σ over users of the weighting's contribution to each item id (float64, n_items)."""
     lengths = np.diff(bounded.indptr)
@@ -213,5 +227,5 @@ class UserData(Protocol):
 
 __all__ = ["Bounded", "BoundedRows", "Bounding", "Input", "ItemWeights", "MAX_ITEMS_PER_USER",
            "MISSING_RANK", "NgramLevels",
-           "Priority", "UserData", "Weighting", "bound", "check_key", "string_ties", "derive_key",
+           "Priority", "UserData", "Weighting", "bound", "bound_in_order", "check_key", "string_ties", "derive_key",
            "keyed_order", "user_keys", "user_order", "user_weights"]
