@@ -281,20 +281,34 @@ def max_row_length(indptr):
 
 
 @njit(cache=True)
-def bound_row(r, indptr, items, counts, seeds, hmix, item_tie, item_rank, max_items, mode,
-              ordered, out_items, out_counts, o, cand_scratch, pos_scratch, hist_scratch):
-    """Row r of ``_bound_rows``, written to ``out_*[o:o + min(n, max_items)]``. Also called
-    row by row by the fused policy pass (mechanisms/_kernels.py), so the selection exists once."""
+def _copy_row(items, counts, s, n, out_items, out_counts, o):
+    for j in range(n):
+        out_items[o + j] = items[s + j]
+        out_counts[o + j] = counts[s + j]
+
+
+@njit(cache=True)
+def _uniform_row(r, indptr, items, counts, seeds, hmix, item_tie, max_items, out_items,
+                 out_counts, o, cand_scratch, pos_scratch, hist_scratch):
+    """Row r of ``_bound_rows_at`` for mode 0 unordered, written to
+    ``out_*[o:o + min(n, max_items)]``."""
+    s = indptr[r]
+    n = indptr[r + 1] - s
+    if n <= max_items:
+        _copy_row(items, counts, s, n, out_items, out_counts, o)
+    else:
+        _sample_row(items, counts, s, n, seeds[r], hmix, item_tie, max_items, cand_scratch,
+                    pos_scratch, hist_scratch, out_items, out_counts, o)
+
+
+@njit(cache=True)
+def _priority_row(r, indptr, items, counts, seeds, hmix, item_tie, item_rank, max_items, mode,
+                  ordered, out_items, out_counts, o):
+    """Row r of ``_bound_rows_at`` for the other priorities and ordered rows."""
     s = indptr[r]
     n = indptr[r + 1] - s
     if n <= max_items and not ordered:
-        for j in range(n):
-            out_items[o + j] = items[s + j]
-            out_counts[o + j] = counts[s + j]
-        return
-    if mode == 0 and not ordered:
-        _sample_row(items, counts, s, n, seeds[r], hmix, item_tie, max_items, cand_scratch,
-                    pos_scratch, hist_scratch, out_items, out_counts, o)
+        _copy_row(items, counts, s, n, out_items, out_counts, o)
         return
     rand = np.empty(n, dtype=np.uint64)
     prim = np.zeros(n, dtype=np.uint64)
@@ -320,8 +334,52 @@ def bound_row(r, indptr, items, counts, seeds, hmix, item_tie, item_rank, max_it
         out_counts[o + j] = counts[s + sel[j]]
 
 
-def _bound_rows(dest, size, indptr, items, counts, seeds, item_hashes, item_tie, item_rank,
-                max_items, mode, ordered):
+@njit(cache=True)
+def _outputs(size, indptr, items, counts, item_hashes):
+    return (np.empty(size, dtype=items.dtype), np.empty(size, dtype=counts.dtype),
+            mixed_hashes(item_hashes), max_row_length(indptr))
+
+
+_N_CHUNKS = 64   # rows split into this many runs of consecutive rows, spread over the threads
+
+
+def _uniform_rows(dest, size, indptr, items, counts, seeds, item_hashes, item_tie, item_rank,
+                  max_items, mode, ordered):
+    out_items, out_counts, hmix, max_len = _outputs(size, indptr, items, counts, item_hashes)
+    n_rows = indptr.size - 1
+    n_chunks = min(n_rows, _N_CHUNKS)
+    for c in prange(n_chunks):
+        cand_scratch = np.empty(max_len, dtype=np.uint64)
+        pos_scratch = np.empty(max_len, dtype=np.int64)
+        hist_scratch = np.empty(256, dtype=np.int64)
+        for r in range(c * n_rows // n_chunks, (c + 1) * n_rows // n_chunks):
+            _uniform_row(r, indptr, items, counts, seeds, hmix, item_tie, max_items, out_items,
+                         out_counts, dest[r], cand_scratch, pos_scratch, hist_scratch)
+    return out_items, out_counts
+
+
+def _priority_rows(dest, size, indptr, items, counts, seeds, item_hashes, item_tie, item_rank,
+                   max_items, mode, ordered):
+    out_items, out_counts, hmix, max_len = _outputs(size, indptr, items, counts, item_hashes)
+    n_rows = indptr.size - 1
+    n_chunks = min(n_rows, _N_CHUNKS)
+    for c in prange(n_chunks):
+        for r in range(c * n_rows // n_chunks, (c + 1) * n_rows // n_chunks):
+            _priority_row(r, indptr, items, counts, seeds, hmix, item_tie, item_rank, max_items,
+                          mode, ordered, out_items, out_counts, dest[r])
+    return out_items, out_counts
+
+
+# each body compiled twice: threads pay off only on many pairs (a lone user's release, as in the
+# statistical tests, would spend milliseconds starting them)
+_KERNELS = {(uniform, parallel): njit(cache=True, parallel=parallel)(
+                _uniform_rows if uniform else _priority_rows)
+            for uniform in (True, False) for parallel in (True, False)}
+_PARALLEL_FROM = 1 << 16   # (user, item) pairs
+
+
+def _bound_rows_at(dest, size, indptr, items, counts, seeds, item_hashes, item_tie, item_rank,
+                   max_items, mode, ordered):
     """Cap every user to ≤ max_items items; returns (items, counts) of the bounded sets, row r's
     ``min(n_r, max_items)`` kept items at ``dest[r]`` of arrays of ``size``.
 
@@ -336,39 +394,18 @@ def _bound_rows(dest, size, indptr, items, counts, seeds, item_hashes, item_tie,
     to ``item_tie``, a rank that orders items as their strings do (length 1: no such ties).
     Selection is O(row length); with ``ordered`` the kept items are emitted in priority order
     (GW fills them in that order).
+
+    Two kernels (``_uniform_rows`` for mode 0 unordered, ``_priority_rows`` for the rest) with
+    the same loop, so that a run compiles only the selection its mechanisms use.
     """
-    n_rows = indptr.size - 1
-    out_items = np.empty(size, dtype=items.dtype)
-    out_counts = np.empty(size, dtype=counts.dtype)
-    hmix = mixed_hashes(item_hashes)
-    max_len = max_row_length(indptr)
-    n_chunks = min(n_rows, 64)
-    for c in prange(n_chunks):
-        cand_scratch = np.empty(max_len, dtype=np.uint64)
-        pos_scratch = np.empty(max_len, dtype=np.int64)
-        hist_scratch = np.empty(256, dtype=np.int64)
-        for r in range(c * n_rows // n_chunks, (c + 1) * n_rows // n_chunks):
-            bound_row(r, indptr, items, counts, seeds, hmix, item_tie, item_rank, max_items,
-                      mode, ordered, out_items, out_counts, dest[r], cand_scratch,
-                      pos_scratch, hist_scratch)
-    return out_items, out_counts
-
-
-# one body, compiled twice: threads pay off only on many pairs (a lone user's release, as in the
-# statistical tests, would spend milliseconds starting them)
-_bound_rows_parallel = njit(cache=True, parallel=True)(_bound_rows)
-_bound_rows_serial = njit(cache=True)(_bound_rows)
-_PARALLEL_FROM = 1 << 16   # (user, item) pairs
-
-
-def _bound_rows_at(dest, size, indptr, items, counts, *args):
-    run = _bound_rows_parallel if items.size >= _PARALLEL_FROM else _bound_rows_serial
-    return run(dest, size, indptr, items, counts, *args)
+    run = _KERNELS[mode == 0 and not ordered, items.size >= _PARALLEL_FROM]
+    return run(dest, size, indptr, items, counts, seeds, item_hashes, item_tie, item_rank,
+               max_items, mode, ordered)
 
 
 def bound_rows(indptr, items, counts, seeds, item_hashes, item_tie, item_rank, max_items, mode,
                ordered):
-    """(indptr, items, counts) of the bounded rows, the same rows as the input (``_bound_rows``
+    """(indptr, items, counts) of the bounded rows, the same rows as the input (``_bound_rows_at``
     documents the priorities); runs on every core for large inputs."""
     lengths = np.minimum(np.diff(indptr), max_items)
     out_ptr = np.zeros(lengths.size + 1, dtype=np.int64)

@@ -90,23 +90,28 @@ _C3 = np.uint64(0x7465646279746573)
 _FF = np.uint64(0xFF)
 
 
+_R13, _R16, _R17, _R21, _R32 = (np.uint64(b) for b in (13, 16, 17, 21, 32))
+_W = np.uint64(64)
+
+
 @njit(cache=True)
 def _rotl(x, b):
-    return (x << np.uint64(b)) | (x >> np.uint64(64 - b))
+    """Rotate left; ``b`` a uint64 constant, so one compiled version serves every call."""
+    return (x << b) | (x >> (_W - b))
 
 
 @njit(cache=True)
 def _sipround(v0, v1, v2, v3):
     v0 += v1
-    v1 = _rotl(v1, 13) ^ v0
-    v0 = _rotl(v0, 32)
+    v1 = _rotl(v1, _R13) ^ v0
+    v0 = _rotl(v0, _R32)
     v2 += v3
-    v3 = _rotl(v3, 16) ^ v2
+    v3 = _rotl(v3, _R16) ^ v2
     v0 += v3
-    v3 = _rotl(v3, 21) ^ v0
+    v3 = _rotl(v3, _R21) ^ v0
     v2 += v1
-    v1 = _rotl(v1, 17) ^ v2
-    v2 = _rotl(v2, 32)
+    v1 = _rotl(v1, _R17) ^ v2
+    v2 = _rotl(v2, _R32)
     return v0, v1, v2, v3
 
 
