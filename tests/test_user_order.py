@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dp_vocab.bounding import _kernels, keyed_order, user_keys
+from dp_vocab.bounding import _kernels, keyed_order, user_keys, user_order
 from dp_vocab.bounding.user_order import (encode_user_id, encode_user_ids, siphash24,
                                           siphash_keys)
 
@@ -78,6 +78,17 @@ def test_keyed_order_is_the_lexicographic_order_of_the_words(rows):
     assert keyed_order(words).tolist() == expect
 
 
+@given(st.lists(st.text(max_size=5) | st.integers(-10**6, 10**6), unique=True, max_size=40),
+       st.binary(min_size=16, max_size=40))
+@settings(max_examples=100, deadline=None)
+def test_user_order_is_the_keyed_order_of_the_user_keys(ids, key):
+    """``user_order`` hashes only the first word and the seed unless first words tie."""
+    words, seeds = user_keys(ids, key)
+    order, got_seeds = user_order(ids, key)
+    assert order.tolist() == keyed_order(words).tolist()
+    assert got_seeds.tolist() == seeds.tolist()
+
+
 def _splitmix64(x: int) -> int:
     m = 2**64 - 1
     z = (x + 0x9E3779B97F4A7C15) & m
@@ -140,3 +151,25 @@ def test_kth_smallest_on_inputs_that_defeat_median_of_three():
               np.full(n, 7), np.arange(n) % 3):
         for k in (0, n // 3, n - 1):
             assert _kernels._kth_smallest(a.astype(np.uint64), k) == np.sort(a)[k]
+
+
+def test_uniform_cap_when_fewer_than_k_keys_lie_under_the_candidate_bound():
+    """All items on one hash: every key of a row is equal, so for most seeds no key lies under
+    the sampler's first bound 2^64·(k + 4√k + 8)/n and it takes its second, unbounded pass.
+    Either way the k items first by tie rank are kept."""
+    n, k = 200, 3
+    hashes = np.full(n, 12345, dtype=np.uint64)
+    ties = np.random.default_rng(0).permutation(n).astype(np.int64)
+    items = np.arange(n, dtype=np.int32)
+    counts = np.ones(n, dtype=np.int32)
+    indptr = np.array([0, n], dtype=np.int64)
+    bound = 2**64 * (k + 4 * k ** 0.5 + 8) / n
+    expect = sorted(range(n), key=lambda i: ties[i])[:k]
+    above = 0
+    for seed in range(40):
+        key = _splitmix64(seed ^ _splitmix64(12345))
+        above += key > bound
+        _, kept, _ = _kernels.bound_rows(indptr, items, counts, np.array([seed], np.uint64),
+                                         hashes, ties, np.zeros(1, np.int64), k, 0, False)
+        assert kept.tolist() == expect
+    assert above > 20   # the second pass ran
