@@ -6,6 +6,8 @@ partitions' CSR arrays), so there is one implementation of the privacy-critical 
 
 from __future__ import annotations
 
+import types
+
 import numpy as np
 from numba import njit, prange
 
@@ -370,11 +372,22 @@ def _priority_rows(dest, size, indptr, items, counts, seeds, item_hashes, item_t
     return out_items, out_counts
 
 
+def _renamed(f, suffix: str):
+    """``f`` under another name. numba's on-disk cache files a function by name and line and
+    keys it by signature and bytecode, not by the ``parallel`` flag: without this, the serial
+    and the threaded build of one body load each other's cached code (whichever was compiled
+    first serves both)."""
+    g = types.FunctionType(f.__code__, f.__globals__, f.__name__ + suffix)
+    g.__qualname__ = f.__qualname__ + suffix
+    return g
+
+
 # each body compiled twice: threads pay off only on many pairs (a lone user's release, as in the
 # statistical tests, would spend milliseconds starting them)
 _KERNELS = {(uniform, parallel): njit(cache=True, parallel=parallel)(
-                _uniform_rows if uniform else _priority_rows)
-            for uniform in (True, False) for parallel in (True, False)}
+                _renamed(body, "_threads") if parallel else body)
+            for uniform, body in ((True, _uniform_rows), (False, _priority_rows))
+            for parallel in (True, False)}
 _PARALLEL_FROM = 1 << 16   # (user, item) pairs
 
 
