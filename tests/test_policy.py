@@ -138,34 +138,3 @@ def test_gw_kt_reads_a_public_frequency_file(tmp_path):
     from dp_vocab.errors import CorpusError
     with pytest.raises(CorpusError, match=r"bad.tsv:2: field 'frequency'"):
         make_mechanism("gw_kt", epsilon=1, delta=1e-5, public_frequencies=str(bad))
-
-
-def _random_itemsets(rng, n_users, n_words, max_len):
-    words = [f"t{i}" for i in range(n_words)]
-    return ItemSets.from_user_items(
-        (f"u{u}", [words[i] for i in rng.choice(n_words, rng.integers(1, max_len + 1),
-                                                 replace=False)])
-        for u in range(n_users))
-
-
-@pytest.mark.parametrize("name", ["policy_gaussian", "policy_laplace"])
-@pytest.mark.parametrize("sampling", ["uniform", "top"])
-@pytest.mark.parametrize("n_users,max_len", [(300, 40), (2500, 60)])   # the second: threads
-def test_in_memory_histogram_equals_the_generic_path(name, sampling, n_users, max_len):
-    """Item sets in memory take the compiled path over rows in processing order
-    (``bound_in_order``); it must equal, bit for bit, the generic path every backend takes
-    (bounded rows in input layout, then the descent in keyed order)."""
-    from dp_vocab.mechanisms.base import Mechanism
-
-    rng = np.random.default_rng(n_users)
-    data = _random_itemsets(rng, n_users, 400, max_len)
-    for d0 in (1, 7, 30):
-        mech = make_mechanism(name, epsilon=2.0, delta=1e-6, max_items_per_user=d0,
-                              sampling=sampling)
-        for key in (b"k" * 32, bytes(range(32))):
-            fast = mech._histogram(data, key)
-            generic = Mechanism._histogram(mech, data, key)
-            assert fast.names == generic.names
-            assert np.array_equal(fast.hashes, generic.hashes)
-            assert fast.weights.tobytes() == generic.weights.tobytes()
-            assert fast.weights.size > 0

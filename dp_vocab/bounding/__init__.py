@@ -116,20 +116,6 @@ def bound(indptr: np.ndarray, items: np.ndarray, counts: np.ndarray,
     # bounded: int32 ids and own counts, CSR by user, ≤ Δ0 per row
 
 
-def bound_in_order(indptr: np.ndarray, items: np.ndarray, counts: np.ndarray,
-                   strings: Sequence[str], hashes: np.ndarray, ties: np.ndarray,
-                   user_ids: list, key: bytes, bounding: Bounding) -> Bounded:
-    """``bound`` of all users held in one place, with the bounded rows laid out in processing
-    order (``order`` is then 0..n−1): the same rows, so a sequential policy gives the same
-    result bit for bit, but it reads them one after the other. Order and seeds from
-    ``user_order``, the caps from ``_kernels.bound_rows_in_order`` (all in compiled code)."""
-    order, seeds = user_order(user_ids, key)
-    out_ptr, kept, kept_counts = _kernels.bound_rows_in_order(
-        order, indptr, items, counts, seeds, hashes, ties, bounding.ranks(strings),
-        bounding.max_items, int(bounding.priority), bounding.ordered)
-    return Bounded(np.arange(order.size, dtype=np.int64), out_ptr, kept, kept_counts)
-
-
 def user_weights(bounded: Bounded, n_items: int, weighting: Weighting) -> np.ndarray:
     """Σ over users of the weighting's contribution to each item id (float64, n_items)."""
     lengths = np.diff(bounded.indptr)
@@ -139,6 +125,16 @@ def user_weights(bounded: Bounded, n_items: int, weighting: Weighting) -> np.nda
     nz = lengths > 0
     per_row[nz] = lengths[nz].astype(np.float64) ** -weighting.power
     return np.bincount(bounded.items, weights=np.repeat(per_row, lengths), minlength=n_items)
+
+
+def canonical_order(hashes: np.ndarray) -> np.ndarray:
+    """The stable sort of ``hashes`` (uint64). Distinct hashes, the usual case, have one sorted
+    order, which numpy's default sort finds ~5× faster than its stable one."""
+    order = np.argsort(hashes)
+    ranked = hashes[order]
+    if ranked.size > 1 and (ranked[1:] == ranked[:-1]).any():
+        order = np.argsort(hashes, kind="stable")
+    return order
 
 
 @dataclass(frozen=True)
@@ -152,7 +148,7 @@ class ItemWeights:
     def canonical(self) -> "ItemWeights":
         """Sorted by item hash: the same order on every backend, so that a seeded run draws
         the same decisions for the same items everywhere."""
-        order = np.argsort(self.hashes, kind="stable")
+        order = canonical_order(self.hashes)
         return ItemWeights([self.names[i] for i in order.tolist()], self.hashes[order],
                            np.asarray(self.weights, dtype=np.float64)[order])
 
@@ -227,5 +223,5 @@ class UserData(Protocol):
 
 __all__ = ["Bounded", "BoundedRows", "Bounding", "Input", "ItemWeights", "MAX_ITEMS_PER_USER",
            "MISSING_RANK", "NgramLevels",
-           "Priority", "UserData", "Weighting", "bound", "bound_in_order", "check_key", "string_ties", "derive_key",
+           "Priority", "UserData", "Weighting", "bound", "canonical_order", "check_key", "string_ties", "derive_key",
            "keyed_order", "user_keys", "user_order", "user_weights"]

@@ -266,7 +266,7 @@ def _sample_row(items, counts, s, n, seed, hmix, item_tie, k, cand, pos, hist, o
 
 
 @njit(cache=True)
-def mixed_hashes(item_hashes):
+def _mixed_hashes(item_hashes):
     """splitmix64 of every item hash: the per-item half of the random keys."""
     hmix = np.empty(item_hashes.size, dtype=np.uint64)
     for i in range(item_hashes.size):
@@ -275,7 +275,7 @@ def mixed_hashes(item_hashes):
 
 
 @njit(cache=True)
-def max_row_length(indptr):
+def _max_row_length(indptr):
     m = 0
     for r in range(indptr.size - 1):
         m = max(m, indptr[r + 1] - indptr[r])
@@ -290,10 +290,10 @@ def _copy_row(items, counts, s, n, out_items, out_counts, o):
 
 
 @njit(cache=True)
-def _uniform_row(r, indptr, items, counts, seeds, hmix, item_tie, max_items, out_items,
-                 out_counts, o, cand_scratch, pos_scratch, hist_scratch):
-    """Row r of ``_bound_rows_at`` for mode 0 unordered, written to
-    ``out_*[o:o + min(n, max_items)]``."""
+def _uniform_row(r, indptr, items, counts, seeds, hmix, item_tie, item_rank, max_items, mode,
+                ordered, out_items, out_counts, o, cand_scratch, pos_scratch, hist_scratch):
+    """Row r of ``_bound_rows`` for mode 0 unordered, written to
+    ``out_*[o:o + min(n, max_items)]``; ``*_scratch`` as ``_sample_row`` needs them."""
     s = indptr[r]
     n = indptr[r + 1] - s
     if n <= max_items:
@@ -305,8 +305,9 @@ def _uniform_row(r, indptr, items, counts, seeds, hmix, item_tie, max_items, out
 
 @njit(cache=True)
 def _priority_row(r, indptr, items, counts, seeds, hmix, item_tie, item_rank, max_items, mode,
-                  ordered, out_items, out_counts, o):
-    """Row r of ``_bound_rows_at`` for the other priorities and ordered rows."""
+                 ordered, out_items, out_counts, o, cand_scratch, pos_scratch, hist_scratch):
+    """Row r of ``_bound_rows`` for the other priorities and ordered rows (the arguments of
+    ``_uniform_row``; it needs no scratch)."""
     s = indptr[r]
     n = indptr[r + 1] - s
     if n <= max_items and not ordered:
@@ -336,65 +337,10 @@ def _priority_row(r, indptr, items, counts, seeds, hmix, item_tie, item_rank, ma
         out_counts[o + j] = counts[s + sel[j]]
 
 
-@njit(cache=True)
-def _outputs(size, indptr, items, counts, item_hashes):
-    return (np.empty(size, dtype=items.dtype), np.empty(size, dtype=counts.dtype),
-            mixed_hashes(item_hashes), max_row_length(indptr))
-
-
-_N_CHUNKS = 64   # rows split into this many runs of consecutive rows, spread over the threads
-
-
-def _uniform_rows(dest, size, indptr, items, counts, seeds, item_hashes, item_tie, item_rank,
-                  max_items, mode, ordered):
-    out_items, out_counts, hmix, max_len = _outputs(size, indptr, items, counts, item_hashes)
-    n_rows = indptr.size - 1
-    n_chunks = min(n_rows, _N_CHUNKS)
-    for c in prange(n_chunks):
-        cand_scratch = np.empty(max_len, dtype=np.uint64)
-        pos_scratch = np.empty(max_len, dtype=np.int64)
-        hist_scratch = np.empty(256, dtype=np.int64)
-        for r in range(c * n_rows // n_chunks, (c + 1) * n_rows // n_chunks):
-            _uniform_row(r, indptr, items, counts, seeds, hmix, item_tie, max_items, out_items,
-                         out_counts, dest[r], cand_scratch, pos_scratch, hist_scratch)
-    return out_items, out_counts
-
-
-def _priority_rows(dest, size, indptr, items, counts, seeds, item_hashes, item_tie, item_rank,
-                   max_items, mode, ordered):
-    out_items, out_counts, hmix, max_len = _outputs(size, indptr, items, counts, item_hashes)
-    n_rows = indptr.size - 1
-    n_chunks = min(n_rows, _N_CHUNKS)
-    for c in prange(n_chunks):
-        for r in range(c * n_rows // n_chunks, (c + 1) * n_rows // n_chunks):
-            _priority_row(r, indptr, items, counts, seeds, hmix, item_tie, item_rank, max_items,
-                          mode, ordered, out_items, out_counts, dest[r])
-    return out_items, out_counts
-
-
-def _renamed(f, suffix: str):
-    """``f`` under another name. numba's on-disk cache files a function by name and line and
-    keys it by signature and bytecode, not by the ``parallel`` flag: without this, the serial
-    and the threaded build of one body load each other's cached code (whichever was compiled
-    first serves both)."""
-    g = types.FunctionType(f.__code__, f.__globals__, f.__name__ + suffix)
-    g.__qualname__ = f.__qualname__ + suffix
-    return g
-
-
-# each body compiled twice: threads pay off only on many pairs (a lone user's release, as in the
-# statistical tests, would spend milliseconds starting them)
-_KERNELS = {(uniform, parallel): njit(cache=True, parallel=parallel)(
-                _renamed(body, "_threads") if parallel else body)
-            for uniform, body in ((True, _uniform_rows), (False, _priority_rows))
-            for parallel in (True, False)}
-_PARALLEL_FROM = 1 << 16   # (user, item) pairs
-
-
-def _bound_rows_at(dest, size, indptr, items, counts, seeds, item_hashes, item_tie, item_rank,
-                   max_items, mode, ordered):
-    """Cap every user to ≤ max_items items; returns (items, counts) of the bounded sets, row r's
-    ``min(n_r, max_items)`` kept items at ``dest[r]`` of arrays of ``size``.
+def _bound_rows(indptr, items, counts, seeds, item_hashes, item_tie, item_rank, max_items, mode,
+                ordered):
+    """Cap every user to ≤ max_items items; returns (indptr, items, counts) of the bounded sets
+    (CSR, the same rows as the input).
 
     Priority (``Priority`` values), lowest first: mode 0 a per-user random key splitmix64(seed_user ^ mix(hash(item)))
     (a uniform sample; a function of the run key, the user id and the item string only);
@@ -408,35 +354,55 @@ def _bound_rows_at(dest, size, indptr, items, counts, seeds, item_hashes, item_t
     Selection is O(row length); with ``ordered`` the kept items are emitted in priority order
     (GW fills them in that order).
 
-    Two kernels (``_uniform_rows`` for mode 0 unordered, ``_priority_rows`` for the rest) with
-    the same loop, so that a run compiles only the selection its mechanisms use.
+    One loop, compiled by ``_specialised`` with ``bound_row`` = ``_uniform_row`` (mode 0
+    unordered) or ``_priority_row`` (the rest), so that a run compiles only the selection it
+    uses.
     """
-    run = _KERNELS[mode == 0 and not ordered, items.size >= _PARALLEL_FROM]
-    return run(dest, size, indptr, items, counts, seeds, item_hashes, item_tie, item_rank,
-               max_items, mode, ordered)
+    n_rows = indptr.size - 1
+    out_ptr = np.zeros(n_rows + 1, dtype=np.int64)
+    for r in range(n_rows):
+        out_ptr[r + 1] = out_ptr[r] + min(indptr[r + 1] - indptr[r], max_items)
+    out_items = np.empty(out_ptr[n_rows], dtype=items.dtype)
+    out_counts = np.empty(out_ptr[n_rows], dtype=counts.dtype)
+    hmix = _mixed_hashes(item_hashes)
+    max_len = _max_row_length(indptr)
+    n_chunks = min(n_rows, 64)
+    for c in prange(n_chunks):
+        cand_scratch = np.empty(max_len, dtype=np.uint64)
+        pos_scratch = np.empty(max_len, dtype=np.int64)
+        hist_scratch = np.empty(256, dtype=np.int64)
+        for r in range(c * n_rows // n_chunks, (c + 1) * n_rows // n_chunks):
+            bound_row(r, indptr, items, counts, seeds, hmix, item_tie,  # noqa: F821
+                      item_rank, max_items, mode, ordered, out_items, out_counts, out_ptr[r],
+                      cand_scratch, pos_scratch, hist_scratch)
+    return out_ptr, out_items, out_counts
+
+
+def _specialised(f, suffix: str, **bindings):
+    """A copy of ``f`` named ``f.__name__ + suffix`` whose globals ``bindings`` (compiled
+    functions) replace: numba compiles each copy with only the callees bound to it. The
+    distinct name matters: numba's on-disk cache files a function by name and line and keys it
+    by signature and bytecode, not by its globals or the ``parallel`` flag, so two builds of
+    one body under one name load each other's cached code (whichever compiled first)."""
+    g = types.FunctionType(f.__code__, {**f.__globals__, **bindings}, f.__name__ + suffix)
+    g.__qualname__ = f.__qualname__ + suffix
+    g.__doc__ = f.__doc__
+    return g
+
+
+# each variant compiled twice: threads pay off only on many pairs (a lone user's release, as in
+# the statistical tests, would spend milliseconds starting them)
+_KERNELS = {(uniform, parallel): njit(cache=True, parallel=parallel)(_specialised(
+                _bound_rows, ("_uniform" if uniform else "_priority")
+                + ("_threads" if parallel else ""),
+                bound_row=_uniform_row if uniform else _priority_row))
+            for uniform in (True, False) for parallel in (True, False)}
+_PARALLEL_FROM = 1 << 16   # (user, item) pairs
 
 
 def bound_rows(indptr, items, counts, seeds, item_hashes, item_tie, item_rank, max_items, mode,
                ordered):
-    """(indptr, items, counts) of the bounded rows, the same rows as the input (``_bound_rows_at``
-    documents the priorities); runs on every core for large inputs."""
-    lengths = np.minimum(np.diff(indptr), max_items)
-    out_ptr = np.zeros(lengths.size + 1, dtype=np.int64)
-    np.cumsum(lengths, out=out_ptr[1:])
-    return (out_ptr, *_bound_rows_at(out_ptr[:-1], out_ptr[-1], indptr, items, counts, seeds,
-                                     item_hashes, item_tie, item_rank, max_items, mode, ordered))
-
-
-def bound_rows_in_order(order, indptr, items, counts, seeds, item_hashes, item_tie, item_rank,
-                        max_items, mode, ordered):
-    """``bound_rows`` with row i of the result user ``order[i]``'s bounded row: laid out in
-    processing order, so a sequential policy reads its users' rows one after the other (rows
-    fetched in keyed order from the input layout cost the descent twice its time in cache
-    misses)."""
-    lengths = np.minimum(np.diff(indptr), max_items)[order]
-    out_ptr = np.zeros(lengths.size + 1, dtype=np.int64)
-    np.cumsum(lengths, out=out_ptr[1:])
-    dest = np.empty(lengths.size, dtype=np.int64)
-    dest[order] = out_ptr[:-1]
-    return (out_ptr, *_bound_rows_at(dest, out_ptr[-1], indptr, items, counts, seeds,
-                                     item_hashes, item_tie, item_rank, max_items, mode, ordered))
+    """See ``_bound_rows``; runs on every core for large inputs."""
+    run = _KERNELS[mode == 0 and not ordered, items.size >= _PARALLEL_FROM]
+    return run(indptr, items, counts, seeds, item_hashes, item_tie, item_rank, max_items, mode,
+               ordered)

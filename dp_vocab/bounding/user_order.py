@@ -167,34 +167,17 @@ def user_keys(user_ids: list, key: bytes) -> tuple[np.ndarray, np.ndarray]:
     return words[:, :3], words[:, 3].copy()
 
 
-def _order_by_first_word(first: np.ndarray) -> np.ndarray | None:
-    """Row indices sorted by their first order word, or None when two rows share it."""
-    order = np.argsort(first)   # unstable, but only ever used on distinct words
-    s = first[order]
-    if s.size > 1 and (s[1:] == s[:-1]).any():
-        return None
-    return order.astype(np.int64)
-
-
 def keyed_order(words: np.ndarray) -> np.ndarray:
     """Row indices sorted by their 192-bit order words: by the first word, and only when two
     rows share it (probability ~n²·2⁻⁶⁵) by all three (then a full tie keeps row order)."""
-    order = _order_by_first_word(words[:, 0])
-    if order is None:
-        order = np.lexsort((words[:, 2], words[:, 1], words[:, 0])).astype(np.int64)
-    return order
+    order = np.argsort(words[:, 0])   # unstable, but only ever used on distinct words
+    first = words[order, 0]
+    if first.size > 1 and (first[1:] == first[:-1]).any():
+        order = np.lexsort((words[:, 2], words[:, 1], words[:, 0]))
+    return order.astype(np.int64)
 
 
 def user_order(user_ids: list, key: bytes) -> tuple[np.ndarray, np.ndarray]:
-    """(processing order as row indices, uint64 bounding seed per row): ``keyed_order`` of
-    ``user_keys``, hashing F_1 and F_2 only when two users share F_0 (half the PRF work)."""
-    key = check_key(key)
-    if len(user_ids) == 0:
-        return np.zeros(0, np.int64), np.zeros(0, np.uint64)
-    buf, offsets = encode_user_ids(user_ids)
-    keys = siphash_keys(key)
-    first_and_seed = _prf_words(buf, offsets, keys[[0, 3]])
-    order = _order_by_first_word(first_and_seed[:, 0])
-    if order is None:
-        order = keyed_order(_prf_words(buf, offsets, keys[:3]))
-    return order, first_and_seed[:, 1].copy()
+    """(processing order as row indices, uint64 bounding seed per row)."""
+    words, seeds = user_keys(user_ids, key)
+    return keyed_order(words), seeds

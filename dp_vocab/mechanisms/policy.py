@@ -10,10 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numpy as np
-
-from ..bounding import ItemWeights, bound_in_order
-from ..itemsets import ItemSets
 from ..privacy import calibrate
 from ..privacy.params import check_nonnegative
 from . import _kernels
@@ -39,25 +35,6 @@ class _Policy(Mechanism):
 
     def privacy(self):
         return {**super().privacy(), "cutoff": self.cutoff}
-
-    def _histogram(self, data, key):
-        """Item sets in memory: the user order, the caps and the descent in compiled code over
-        rows laid out in processing order (``bound_in_order``), the same weights bit for bit as
-        the generic path, which rows held elsewhere (Dask) take."""
-        if not isinstance(data, ItemSets):
-            return super()._histogram(data, key)
-        vocab = data.vocab
-        hashes = vocab.hashes()
-        ties = vocab.ties()
-        bounded = bound_in_order(data.indptr, data.items, data.counts, vocab.strings, hashes,
-                                 ties, data.user_ids, key, self.bounding)
-        weights = self._weights(bounded, len(vocab))
-        cand = self._candidates(bounded, weights)
-        # canonical order (by item hash) before the names are fetched; with no two items on
-        # one hash any sort gives the stable sort's order
-        cand = cand[np.argsort(hashes[cand], kind="stable" if ties.size > 1 else None)]
-        strings = vocab.strings
-        return ItemWeights([strings[i] for i in cand.tolist()], hashes[cand], weights[cand])
 
 
 @dataclass(frozen=True, kw_only=True, repr=False)
