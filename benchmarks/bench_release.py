@@ -86,26 +86,27 @@ def timed(f, repeats: int) -> tuple[float, float, float]:
 
 def stages(policy, itemsets, repeats: int) -> list[tuple[str, float]]:
     """CPU seconds of each stage of the in-memory Policy Gaussian histogram, as
-    ``PolicyGaussian._histogram`` runs them."""
+    ``Mechanism._histogram`` runs them."""
     import dp_vocab.bounding as b
     from dp_vocab.bounding import _kernels
 
     vocab, bounding = itemsets.vocab, policy.bounding
     hashes, ties = vocab.hashes(), vocab.ties()
-    order, seeds = b.user_order(itemsets.user_ids, KEY)
-    bounded = b.bound_in_order(itemsets.indptr, itemsets.items, itemsets.counts, vocab.strings,
-                               hashes, ties, itemsets.user_ids, KEY, bounding)
+    words, seeds = b.user_keys(itemsets.user_ids, KEY)
+    bounded = b.bound(itemsets.indptr, itemsets.items, itemsets.counts, vocab.strings, hashes,
+                      ties, (words, seeds), bounding)
     weights = policy._weights(bounded, len(vocab))
     cand = np.flatnonzero(weights > 0)
     work = {
-        "user order (SipHash + sort)": lambda: b.user_order(itemsets.user_ids, KEY),
-        "caps (rows in processing order)": lambda: _kernels.bound_rows_in_order(
-            order, itemsets.indptr, itemsets.items, itemsets.counts, seeds, hashes, ties,
+        "user order (SipHash + sort)": lambda: b.keyed_order(
+            b.user_keys(itemsets.user_ids, KEY)[0]),
+        "caps": lambda: _kernels.bound_rows(
+            itemsets.indptr, itemsets.items, itemsets.counts, seeds, hashes, ties,
             bounding.ranks(vocab.strings), bounding.max_items, int(bounding.priority),
             bounding.ordered),
         "L2 descent": lambda: policy._weights(bounded, len(vocab)),
         "candidates in hash order + strings": lambda: [
-            vocab.strings[i] for i in cand[np.argsort(hashes[cand])].tolist()],
+            vocab.strings[i] for i in cand[b.canonical_order(hashes[cand])].tolist()],
     }
     return [(stage, timed(f, repeats)[2]) for stage, f in work.items()]
 
