@@ -68,6 +68,19 @@ def test_a_users_words_are_siphash_of_its_encoding_under_keys_from_the_run_key()
     assert other[0].tolist() != words[0].tolist()
 
 
+def test_the_four_words_are_computed_in_lockstep_exactly_as_one_at_a_time():
+    """Ids of every length from 0 to 3 blocks: the four interleaved SipHash states of
+    ``user_keys`` equal four separate ``siphash24`` calls."""
+    key = bytes(range(32))
+    keys = siphash_keys(key)
+    ids = ["x" * n for n in range(25)] + ["é" * n for n in range(1, 12)]
+    words, seeds = user_keys(ids, key)
+    for row, uid in enumerate(ids):
+        enc = np.frombuffer(encode_user_id(uid), dtype=np.uint8)
+        got = [int(siphash24(k0, k1, enc, 0, enc.size)) for k0, k1 in keys]
+        assert words[row].tolist() + [int(seeds[row])] == got
+
+
 @given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3), st.integers(0, 2**64 - 1)),
                 max_size=30))
 @settings(max_examples=100, deadline=None)
