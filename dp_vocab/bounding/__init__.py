@@ -223,5 +223,5 @@ class UserData(Protocol):
 
 __all__ = ["Bounded", "BoundedRows", "Bounding", "Input", "ItemWeights", "MAX_ITEMS_PER_USER",
            "MISSING_RANK", "NgramLevels",
-           "Priority", "UserData", "Weighting", "bound", "canonical_order", "check_key", "string_ties", "derive_key",
-           "keyed_order", "user_keys", "user_order", "user_weights"]
+           "Priority", "UserData", "Weighting", "bound", "canonical_order", "check_key",
+           "string_ties", "derive_key", "keyed_order", "user_keys", "user_order", "user_weights"]
