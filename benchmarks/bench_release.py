@@ -6,12 +6,18 @@
 In one run:
   1. compile cost: a small Policy Gaussian / Weighted Gaussian / DP-SIPS release in a fresh
      process with an empty numba cache (cold: everything compiles), then again with the cache
-     it left (warm: what every later run pays);
+     it left (warm: what every later run pays); then a Policy Gaussian release above the
+     threads threshold (the threaded bounding kernel compiles on the first large input);
   2. the corpus, loaded once with ``extract_itemsets``;
   3. the Policy Gaussian histogram (user order + bounding + L2 descent + candidates) after a
-     warm-up, best and median of ``--repeats``, wall and CPU seconds, against the plain
-     reference of the same algorithm (HMAC-SHA256 per user, sort, per-user random cap,
-     per-user L2-descent loop over dicts), and their ratio;
+     warm-up, best and median of ``--repeats``, wall and CPU seconds, and CPU seconds per
+     stage, against the plain reference of the same algorithm (HMAC-SHA256 per user, sort,
+     ``random.sample`` cap, per-user L2-descent loop over dicts), and their ratio. The
+     reference is a fair plain implementation but does less: its per-user dicts are built
+     before the clock starts, it leaves out the candidate list in hash order with its
+     strings, and ``random.sample`` touches ~Δ0 of a large user's items where the keyed
+     sample must hash all of them (10.0M of Reddit's 12.9M pairs) so that it depends only on
+     the key, the user id and the item strings (mechanisms/README.md §2);
   4. full release times (histogram + exact Bernoulli decisions) of Policy Gaussian, Weighted
      Gaussian and DP-SIPS.
 The machine's load average is printed beside the times: other processes on the same cores
@@ -23,6 +29,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -50,17 +57,24 @@ its = ItemSets.from_user_items([(f"u{i}", [f"w{j}" for j in range(i % 9 + 1)])
 for name in ("policy_gaussian", "weighted_gaussian", "dp_sips"):
     make_mechanism(name, epsilon=3.0, delta=1e-5, max_items_per_user=4).release(
         its, random=RandomSource(seed=1))
-print(f"{t1 - t0:.2f} {time.perf_counter() - t1:.2f}")
+t2 = time.perf_counter()
+big = ItemSets.from_user_items([(f"u{i}", [f"w{(7 * i + j) % 5000}" for j in range(i % 150 + 1)])
+                                for i in range(1500)])   # 113,250 pairs: threads
+t3 = time.perf_counter()
+make_mechanism("policy_gaussian", epsilon=3.0, delta=1e-5, max_items_per_user=40).release(
+    big, random=RandomSource(seed=1))
+print(f"{t1 - t0:.2f} {t2 - t1:.2f} {time.perf_counter() - t3:.2f}")
 """
 
 
-def first_run_seconds(cache_dir: str) -> tuple[float, float]:
-    """(import seconds, seconds of the first small releases) in a fresh process."""
+def first_run_seconds(cache_dir: str) -> tuple[float, float, float]:
+    """(import seconds, seconds of the first small releases, of the first large one) in a
+    fresh process."""
     env = {**os.environ, "NUMBA_CACHE_DIR": cache_dir,
            "PYTHONPATH": os.pathsep.join([str(HERE.parent), os.environ.get("PYTHONPATH", "")])}
     out = subprocess.run([sys.executable, "-c", _FIRST_RUN], env=env, check=True,
                          capture_output=True, text=True).stdout.split()
-    return float(out[0]), float(out[1])
+    return float(out[0]), float(out[1]), float(out[2])
 
 
 def timed(f, repeats: int) -> tuple[float, float, float]:
@@ -72,6 +86,33 @@ def timed(f, repeats: int) -> tuple[float, float, float]:
         wall.append(time.perf_counter() - t)
         cpu.append(time.process_time() - c)
     return min(wall), float(np.median(wall)), min(cpu)
+
+
+def stages(policy, itemsets, repeats: int) -> list[tuple[str, float]]:
+    """CPU seconds of each stage of the in-memory Policy Gaussian histogram, as
+    ``Mechanism._histogram`` runs them."""
+    import dp_vocab.bounding as b
+    from dp_vocab.bounding import _kernels
+
+    vocab, bounding = itemsets.vocab, policy.bounding
+    hashes, ties = vocab.hashes(), vocab.ties()
+    words, seeds = b.user_keys(itemsets.user_ids, KEY)
+    bounded = b.bound(itemsets.indptr, itemsets.items, itemsets.counts, vocab.strings, hashes,
+                      ties, (words, seeds), bounding)
+    weights = policy._weights(bounded, len(vocab))
+    cand = np.flatnonzero(weights > 0)
+    work = {
+        "user order (SipHash + sort)": lambda: b.keyed_order(
+            b.user_keys(itemsets.user_ids, KEY)[0]),
+        "caps": lambda: _kernels.bound_rows(
+            itemsets.indptr, itemsets.items, itemsets.counts, seeds, hashes, ties,
+            bounding.ranks(vocab.strings), bounding.max_items, int(bounding.priority),
+            bounding.ordered),
+        "L2 descent": lambda: policy._weights(bounded, len(vocab)),
+        "candidates in hash order + strings": lambda: [
+            vocab.strings[i] for i in cand[b.canonical_order(hashes[cand])].tolist()],
+    }
+    return [(stage, timed(f, repeats)[2]) for stage, f in work.items()]
 
 
 def load() -> str:
@@ -88,11 +129,18 @@ def main() -> None:
     args = ap.parse_args()
 
     with tempfile.TemporaryDirectory() as cache:
-        imp, cold = first_run_seconds(cache)
-        _, warm = first_run_seconds(cache)
+        c = resource.getrusage(resource.RUSAGE_CHILDREN)
+        imp, cold, cold_big = first_run_seconds(cache)
+        c2 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        _, warm, warm_big = first_run_seconds(cache)
+        c3 = resource.getrusage(resource.RUSAGE_CHILDREN)
     print(f"first small release of policy_gaussian + weighted_gaussian + dp_sips in a fresh "
           f"process (import {imp:.1f} s): cold numba cache {cold:.1f} s, warm cache "
-          f"{warm:.2f} s ({load()})", flush=True)
+          f"{warm:.2f} s; then a first large policy_gaussian release: cold {cold_big:.1f} s, "
+          f"warm {warm_big:.2f} s; whole process CPU: cold "
+          f"{c2.ru_utime + c2.ru_stime - c.ru_utime - c.ru_stime:.1f} s, warm "
+          f"{c3.ru_utime + c3.ru_stime - c2.ru_utime - c2.ru_stime:.1f} s ({load()})",
+          flush=True)
 
     from dp_vocab import make_mechanism
     from dp_vocab.corpora import JsonlReader
@@ -114,6 +162,10 @@ def main() -> None:
     best, med, cpu = timed(lambda: policy._histogram(itemsets, KEY), args.repeats)
     print(f"policy_gaussian histogram: {best:.3f} s / {med:.3f} s wall, {cpu:.3f} s CPU "
           f"({load()})", flush=True)
+    print("  CPU by stage (best of the repeats): " + ", ".join(
+        f"{stage} {seconds * 1e3:.0f} ms" for stage, seconds in stages(policy, itemsets,
+                                                                        args.repeats)),
+          flush=True)
     users = {str(u): Counter(dict(zip((itemsets.vocab[int(i)] for i in itemsets.row(r)[0]),
                                       itemsets.row(r)[1].tolist())))
              for r, u in enumerate(itemsets.user_ids)}

@@ -77,3 +77,14 @@ def test_distinct_cap_breaks_hash_ties_by_the_string(a_and_b_share_a_hash, first
     assert list(extract_itemsets([("u", doc[0]) for doc in docs], ex).to_dict()["u"]) == ["a"]
     parts = [(["u"], doc, np.array([0, 1]), np.array([0]), np.array([1])) for doc in docs]
     assert list(merge_itemsets(parts, 1).to_dict()["u"]) == ["a"]   # Dask merges any order
+
+
+def test_canonical_order_is_the_stable_sort_of_the_hashes():
+    """Distinct hashes take numpy's default sort; any repeated hash, the stable one."""
+    from dp_vocab.bounding import canonical_order
+
+    rng = np.random.default_rng(3)
+    distinct = rng.permutation(2**40 + np.arange(1000, dtype=np.uint64))
+    repeated = rng.integers(0, 20, 1000).astype(np.uint64)
+    for hashes in (distinct, repeated):
+        assert canonical_order(hashes).tolist() == np.argsort(hashes, kind="stable").tolist()

@@ -68,6 +68,19 @@ def test_a_users_words_are_siphash_of_its_encoding_under_keys_from_the_run_key()
     assert other[0].tolist() != words[0].tolist()
 
 
+def test_the_four_words_are_computed_in_lockstep_exactly_as_one_at_a_time():
+    """Ids of every length from 0 to 3 blocks: the four interleaved SipHash states of
+    ``user_keys`` equal four separate ``siphash24`` calls."""
+    key = bytes(range(32))
+    keys = siphash_keys(key)
+    ids = ["x" * n for n in range(25)] + ["é" * n for n in range(1, 12)]
+    words, seeds = user_keys(ids, key)
+    for row, uid in enumerate(ids):
+        enc = np.frombuffer(encode_user_id(uid), dtype=np.uint8)
+        got = [int(siphash24(k0, k1, enc, 0, enc.size)) for k0, k1 in keys]
+        assert words[row].tolist() + [int(seeds[row])] == got
+
+
 @given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3), st.integers(0, 2**64 - 1)),
                 max_size=30))
 @settings(max_examples=100, deadline=None)
@@ -140,3 +153,49 @@ def test_kth_smallest_on_inputs_that_defeat_median_of_three():
               np.full(n, 7), np.arange(n) % 3):
         for k in (0, n // 3, n - 1):
             assert _kernels._kth_smallest(a.astype(np.uint64), k) == np.sort(a)[k]
+
+
+def test_uniform_cap_when_fewer_than_k_keys_lie_under_the_candidate_bound():
+    """All items on one hash: every key of a row is equal, so for most seeds no key lies under
+    the sampler's first bound 2^64·(k + 4√k + 8)/n and it takes its second, unbounded pass.
+    Either way the k items first by tie rank are kept."""
+    n, k = 200, 3
+    hashes = np.full(n, 12345, dtype=np.uint64)
+    ties = np.random.default_rng(0).permutation(n).astype(np.int64)
+    items = np.arange(n, dtype=np.int32)
+    counts = np.ones(n, dtype=np.int32)
+    indptr = np.array([0, n], dtype=np.int64)
+    bound = 2**64 * (k + 4 * k ** 0.5 + 8) / n
+    expect = sorted(range(n), key=lambda i: ties[i])[:k]
+    above = 0
+    for seed in range(40):
+        key = _splitmix64(seed ^ _splitmix64(12345))
+        above += key > bound
+        _, kept, _ = _kernels.bound_rows(indptr, items, counts, np.array([seed], np.uint64),
+                                         hashes, ties, np.zeros(1, np.int64), k, 0, False)
+        assert kept.tolist() == expect
+    assert above > 20   # the second pass ran
+
+
+@pytest.mark.parametrize("mode,ordered", [(0, False), (1, False), (2, True)])
+def test_threaded_and_serial_bounding_kernels_agree(mode, ordered):
+    """The kernels are compiled once serial and once threaded (under distinct names, or
+    numba's cache would serve one build for both); rows are independent, so they agree."""
+    rng = np.random.default_rng(mode)
+    n_rows, n_items = 300, 500
+    lengths = rng.integers(0, 60, n_rows)
+    indptr = np.zeros(n_rows + 1, dtype=np.int64)
+    np.cumsum(lengths, out=indptr[1:])
+    items = np.concatenate([rng.choice(n_items, k, replace=False) for k in lengths]).astype(np.int32)
+    counts = rng.integers(1, 4, items.size).astype(np.int32)
+    seeds = rng.integers(0, 2**63, n_rows).astype(np.uint64)
+    hashes = rng.integers(0, 2**63, n_items).astype(np.uint64)
+    ranks = rng.integers(0, 50, n_items).astype(np.int64)
+    args = (indptr, items, counts, seeds, hashes, np.zeros(1, np.int64), ranks, 7, mode, ordered)
+    uniform = mode == 0 and not ordered
+    serial = _kernels._KERNELS[uniform, False](*args)
+    threaded = _kernels._KERNELS[uniform, True](*args)
+    assert _kernels._KERNELS[uniform, True].py_func.__name__.endswith("_threads")
+    for a, b in zip(serial, threaded):
+        assert a.tolist() == b.tolist()
+    assert np.diff(serial[0]).tolist() == np.minimum(lengths, 7).tolist()

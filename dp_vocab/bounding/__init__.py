@@ -127,6 +127,16 @@ def user_weights(bounded: Bounded, n_items: int, weighting: Weighting) -> np.nda
     return np.bincount(bounded.items, weights=np.repeat(per_row, lengths), minlength=n_items)
 
 
+def canonical_order(hashes: np.ndarray) -> np.ndarray:
+    """The stable sort of ``hashes`` (uint64). Distinct hashes, the usual case, have one sorted
+    order, which numpy's default sort finds ~5× faster than its stable one."""
+    order = np.argsort(hashes)
+    ranked = hashes[order]
+    if ranked.size > 1 and (ranked[1:] == ranked[:-1]).any():
+        order = np.argsort(hashes, kind="stable")
+    return order
+
+
 @dataclass(frozen=True)
 class ItemWeights:
     """Items with their summed weights (candidates of a release), in no particular order."""
@@ -138,7 +148,7 @@ class ItemWeights:
     def canonical(self) -> "ItemWeights":
         """Sorted by item hash: the same order on every backend, so that a seeded run draws
         the same decisions for the same items everywhere."""
-        order = np.argsort(self.hashes, kind="stable")
+        order = canonical_order(self.hashes)
         return ItemWeights([self.names[i] for i in order.tolist()], self.hashes[order],
                            np.asarray(self.weights, dtype=np.float64)[order])
 
@@ -213,5 +223,5 @@ class UserData(Protocol):
 
 __all__ = ["Bounded", "BoundedRows", "Bounding", "Input", "ItemWeights", "MAX_ITEMS_PER_USER",
            "MISSING_RANK", "NgramLevels",
-           "Priority", "UserData", "Weighting", "bound", "check_key", "string_ties", "derive_key",
-           "keyed_order", "user_keys", "user_order", "user_weights"]
+           "Priority", "UserData", "Weighting", "bound", "canonical_order", "check_key",
+           "string_ties", "derive_key", "keyed_order", "user_keys", "user_order", "user_weights"]

@@ -6,6 +6,8 @@ partitions' CSR arrays), so there is one implementation of the privacy-critical 
 
 from __future__ import annotations
 
+import types
+
 import numpy as np
 from numba import njit, prange
 
@@ -180,83 +182,136 @@ def _select_smallest(prim, rand, tie, k, uniform_prim):
 
 
 @njit(cache=True)
-def _sample_row(items, counts, s, n, seed, hmix, item_tie, k, rand, hist, out_items,
+def _sample_row(items, counts, s, n, seed, hmix, item_tie, k, cand, pos, hist, out_items,
                 out_counts, o):
     """A uniform sample (mode 0, unordered) of k of the row's n > k items into
     ``out_*[o:o + k]``: the k smallest keys splitmix64(seed ^ hmix), emitted as
     ``_select_smallest`` emits them (keys below the k-th in row order, then the k-th key's
-    items by ``item_tie``), without partitioning: a histogram of the keys' top ~log2(n) bits,
-    filled while hashing, finds the bucket of the k-th key and the selection runs on that
-    bucket only (~1 key); the emission is branch-free. ``rand`` (≥ n) and ``hist``
-    (≥ min(n, 2^16)) are scratch."""
-    bits = 1
-    while (2 << bits) <= n and bits < 16:
-        bits += 1
-    shift = np.uint64(64 - bits)
-    hist[:1 << bits] = 0
-    for j in range(n):
-        x = _splitmix64(seed ^ hmix[items[s + j]])
-        rand[j] = x
-        hist[x >> shift] += 1
+    items by ``item_tie``).
+
+    The keys are uniform 64-bit values, so the k smallest almost surely lie below
+    2^64·(k + 4√k + 8)/n: one branch-free pass keeps the keys under that bound with their
+    positions (~k + 4√k of them, in row order), and the selection and emission run on those
+    alone. Fewer than k under the bound (a > 4σ event) repeats the pass with no bound, so the
+    result never depends on the bound. ``cand`` (uint64) and ``pos`` (int64) are scratch of
+    length ≥ n, ``hist`` (int64) of length 256."""
+    bound = 1.8446744073709552e19 * ((k + 4.0 * np.sqrt(k) + 8.0) / n)
+    limit = np.uint64(0xFFFFFFFFFFFFFFFF)
+    if bound < 1.8e19:
+        limit = np.uint64(bound)
+    m = 0
+    while True:
+        m = 0
+        for j in range(n):
+            x = _splitmix64(seed ^ hmix[items[s + j]])
+            cand[m] = x
+            pos[m] = j
+            m += x <= limit
+        if m >= k:
+            break
+        limit = np.uint64(0xFFFFFFFFFFFFFFFF)
+    # the k-th key: a histogram of the candidates' top 8 bits below the bound finds its
+    # bucket (~1 key), the selection runs on that bucket only
+    shift = 0
+    while (limit >> np.uint64(shift)) >= np.uint64(256):
+        shift += 1
+    sh = np.uint64(shift)
+    hist[:] = 0
+    for i in range(m):
+        hist[cand[i] >> sh] += 1
     below = 0
     b = 0
     while below + hist[b] <= k - 1:
         below += hist[b]
         b += 1
     bucket = np.empty(hist[b], dtype=np.uint64)
-    m = 0
-    for j in range(n):
-        if (rand[j] >> shift) == b:
-            bucket[m] = rand[j]
-            m += 1
+    t = 0
+    for i in range(m):
+        if (cand[i] >> sh) == b:
+            bucket[t] = cand[i]
+            t += 1
     kth = _kth_smallest(bucket, k - 1 - below)
-    m = 0
+    e = 0
     n_tied = 0
     last_tied = 0
-    for j in range(n):   # fewer than k keys lie below the k-th: writes stay in o..o+k-1
-        x = rand[j]
-        out_items[o + m] = items[s + j]
-        out_counts[o + m] = counts[s + j]
-        m += x < kth
+    for i in range(m):   # in row order, branch-free; fewer than k keys lie below the k-th
+        x = cand[i]
+        out_items[o + e] = items[s + pos[i]]
+        out_counts[o + e] = counts[s + pos[i]]
+        e += x < kth
         if x == kth:
             n_tied += 1
-            last_tied = j
+            last_tied = pos[i]
     if n_tied == 1:   # the usual case: one item holds the k-th key
-        out_items[o + m] = items[s + last_tied]
-        out_counts[o + m] = counts[s + last_tied]
+        out_items[o + e] = items[s + last_tied]
+        out_counts[o + e] = counts[s + last_tied]
         return
     # equal keys: equal item hashes; the item strings decide, never the interning order
     tied = np.empty(n_tied, dtype=np.int64)
+    keys = np.empty(n_tied, dtype=np.uint64)
+    tie = np.zeros(n_tied, dtype=np.int64)
     t = 0
-    for j in range(n):
-        if rand[j] == kth:
-            tied[t] = j
+    for i in range(m):
+        if cand[i] == kth:
+            tied[t] = t
+            keys[t] = kth
+            if item_tie.size > 1:
+                tie[t] = item_tie[items[s + pos[i]]]
+            pos[t] = pos[i]   # t ≤ i: positions already read
             t += 1
-    tie = np.zeros(n, dtype=np.int64)
-    if item_tie.size > 1:
-        for j in tied:
-            tie[j] = item_tie[items[s + j]]
-    tied = _sort_positions(tied, rand, rand, tie)   # equal rand: by tie
-    for j in range(k - m):
-        out_items[o + m + j] = items[s + tied[j]]
-        out_counts[o + m + j] = counts[s + tied[j]]
+    tied = _sort_positions(tied, keys, keys, tie)   # equal keys: by tie
+    for j in range(k - e):
+        out_items[o + e + j] = items[s + pos[tied[j]]]
+        out_counts[o + e + j] = counts[s + pos[tied[j]]]
 
 
 @njit(cache=True)
-def _bound_row(r, indptr, items, counts, seeds, hmix, item_tie, item_rank, max_items, mode,
-               ordered, out_ptr, out_items, out_counts, rand_scratch, hist_scratch):
-    """Row r of ``_bound_rows``."""
+def _mixed_hashes(item_hashes):
+    """splitmix64 of every item hash: the per-item half of the random keys."""
+    hmix = np.empty(item_hashes.size, dtype=np.uint64)
+    for i in range(item_hashes.size):
+        hmix[i] = _splitmix64(item_hashes[i])
+    return hmix
+
+
+@njit(cache=True)
+def _max_row_length(indptr):
+    m = 0
+    for r in range(indptr.size - 1):
+        m = max(m, indptr[r + 1] - indptr[r])
+    return m
+
+
+@njit(cache=True)
+def _copy_row(items, counts, s, n, out_items, out_counts, o):
+    for j in range(n):
+        out_items[o + j] = items[s + j]
+        out_counts[o + j] = counts[s + j]
+
+
+@njit(cache=True)
+def _uniform_row(r, indptr, items, counts, seeds, hmix, item_tie, item_rank, max_items, mode,
+                ordered, out_items, out_counts, o, cand_scratch, pos_scratch, hist_scratch):
+    """Row r of ``_bound_rows`` for mode 0 unordered, written to
+    ``out_*[o:o + min(n, max_items)]``; ``*_scratch`` as ``_sample_row`` needs them."""
     s = indptr[r]
     n = indptr[r + 1] - s
-    o = out_ptr[r]
+    if n <= max_items:
+        _copy_row(items, counts, s, n, out_items, out_counts, o)
+    else:
+        _sample_row(items, counts, s, n, seeds[r], hmix, item_tie, max_items, cand_scratch,
+                    pos_scratch, hist_scratch, out_items, out_counts, o)
+
+
+@njit(cache=True)
+def _priority_row(r, indptr, items, counts, seeds, hmix, item_tie, item_rank, max_items, mode,
+                 ordered, out_items, out_counts, o, cand_scratch, pos_scratch, hist_scratch):
+    """Row r of ``_bound_rows`` for the other priorities and ordered rows (the arguments of
+    ``_uniform_row``; it needs no scratch)."""
+    s = indptr[r]
+    n = indptr[r + 1] - s
     if n <= max_items and not ordered:
-        for j in range(n):
-            out_items[o + j] = items[s + j]
-            out_counts[o + j] = counts[s + j]
-        return
-    if mode == 0 and not ordered:
-        _sample_row(items, counts, s, n, seeds[r], hmix, item_tie, max_items, rand_scratch,
-                    hist_scratch, out_items, out_counts, o)
+        _copy_row(items, counts, s, n, out_items, out_counts, o)
         return
     rand = np.empty(n, dtype=np.uint64)
     prim = np.zeros(n, dtype=np.uint64)
@@ -298,6 +353,10 @@ def _bound_rows(indptr, items, counts, seeds, item_hashes, item_tie, item_rank, 
     to ``item_tie``, a rank that orders items as their strings do (length 1: no such ties).
     Selection is O(row length); with ``ordered`` the kept items are emitted in priority order
     (GW fills them in that order).
+
+    One loop, compiled by ``_specialised`` with ``bound_row`` = ``_uniform_row`` (mode 0
+    unordered) or ``_priority_row`` (the rest), so that a run compiles only the selection it
+    uses.
     """
     n_rows = indptr.size - 1
     out_ptr = np.zeros(n_rows + 1, dtype=np.int64)
@@ -305,33 +364,45 @@ def _bound_rows(indptr, items, counts, seeds, item_hashes, item_tie, item_rank, 
         out_ptr[r + 1] = out_ptr[r] + min(indptr[r + 1] - indptr[r], max_items)
     out_items = np.empty(out_ptr[n_rows], dtype=items.dtype)
     out_counts = np.empty(out_ptr[n_rows], dtype=counts.dtype)
-    hmix = np.empty(item_hashes.size, dtype=np.uint64)
-    for i in prange(item_hashes.size):
-        hmix[i] = _splitmix64(item_hashes[i])
-    max_len = 0
-    for r in range(n_rows):
-        max_len = max(max_len, indptr[r + 1] - indptr[r])
+    hmix = _mixed_hashes(item_hashes)
+    max_len = _max_row_length(indptr)
     n_chunks = min(n_rows, 64)
     for c in prange(n_chunks):
-        rand_scratch = np.empty(max_len, dtype=np.uint64)
-        hist_scratch = np.empty(min(max_len, 1 << 16), dtype=np.int64)   # 2^bits ≤ n
+        cand_scratch = np.empty(max_len, dtype=np.uint64)
+        pos_scratch = np.empty(max_len, dtype=np.int64)
+        hist_scratch = np.empty(256, dtype=np.int64)
         for r in range(c * n_rows // n_chunks, (c + 1) * n_rows // n_chunks):
-            _bound_row(r, indptr, items, counts, seeds, hmix, item_tie, item_rank, max_items,
-                       mode, ordered, out_ptr, out_items, out_counts, rand_scratch,
-                       hist_scratch)
+            bound_row(r, indptr, items, counts, seeds, hmix, item_tie,  # noqa: F821
+                      item_rank, max_items, mode, ordered, out_items, out_counts, out_ptr[r],
+                      cand_scratch, pos_scratch, hist_scratch)
     return out_ptr, out_items, out_counts
 
 
-# one body, compiled twice: threads pay off only on many pairs (a lone user's release, as in the
-# statistical tests, would spend milliseconds starting them)
-_bound_rows_parallel = njit(cache=True, parallel=True)(_bound_rows)
-_bound_rows_serial = njit(cache=True)(_bound_rows)
+def _specialised(f, suffix: str, **bindings):
+    """A copy of ``f`` named ``f.__name__ + suffix`` whose globals ``bindings`` (compiled
+    functions) replace: numba compiles each copy with only the callees bound to it. The
+    distinct name matters: numba's on-disk cache files a function by name and line and keys it
+    by signature and bytecode, not by its globals or the ``parallel`` flag, so two builds of
+    one body under one name load each other's cached code (whichever compiled first)."""
+    g = types.FunctionType(f.__code__, {**f.__globals__, **bindings}, f.__name__ + suffix)
+    g.__qualname__ = f.__qualname__ + suffix
+    g.__doc__ = f.__doc__
+    return g
+
+
+# each variant compiled twice: threads pay off only on many pairs (a lone user's release, as in
+# the statistical tests, would spend milliseconds starting them)
+_KERNELS = {(uniform, parallel): njit(cache=True, parallel=parallel)(_specialised(
+                _bound_rows, ("_uniform" if uniform else "_priority")
+                + ("_threads" if parallel else ""),
+                bound_row=_uniform_row if uniform else _priority_row))
+            for uniform in (True, False) for parallel in (True, False)}
 _PARALLEL_FROM = 1 << 16   # (user, item) pairs
 
 
 def bound_rows(indptr, items, counts, seeds, item_hashes, item_tie, item_rank, max_items, mode,
                ordered):
     """See ``_bound_rows``; runs on every core for large inputs."""
-    run = _bound_rows_parallel if items.size >= _PARALLEL_FROM else _bound_rows_serial
+    run = _KERNELS[mode == 0 and not ordered, items.size >= _PARALLEL_FROM]
     return run(indptr, items, counts, seeds, item_hashes, item_tie, item_rank, max_items, mode,
                ordered)

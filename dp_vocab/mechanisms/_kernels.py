@@ -4,7 +4,47 @@ order. Pure functions of their array arguments."""
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+
+@intrinsic
+def _prefetch(typingctx, array, index):
+    """Ask the CPU to start loading the cache line of ``array[index]`` (LLVM's prefetch: read,
+    keep in all cache levels); a hint that never faults and never changes a result."""
+    def codegen(context, builder, signature, args):
+        data = context.make_array(signature.args[0])(context, builder, args[0]).data
+        byte_ptr = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        fn = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.VoidType(), [byte_ptr, i32, i32, i32]),
+            "llvm.prefetch.p0i8")
+        builder.call(fn, [builder.bitcast(builder.gep(data, [args[1]]), byte_ptr),
+                          ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
+        return context.get_dummy_value()
+    return types.void(array, index), codegen
+
+
+_AHEAD = 8   # users
+
+
+@njit(cache=True)
+def _prefetch_rows(order, i, indptr, items):
+    """Start loading the row offsets of user ``order[i + 8]`` and the first two cache lines of
+    user ``order[i + 4]``'s row. In keyed order consecutive users' rows lie anywhere in memory,
+    and each row's loop ends in a mispredicted branch that would otherwise serialise those
+    cache misses (Policy Gaussian's descent on Reddit: 50 → 31 ms of CPU)."""
+    n = order.size
+    if i + _AHEAD < n:
+        _prefetch(indptr, order[i + _AHEAD])
+    if i + _AHEAD // 2 < n:
+        s = indptr[order[i + _AHEAD // 2]]
+        if s < items.size:
+            _prefetch(items, s)
+        if s + 16 < items.size:
+            _prefetch(items, s + 16)
 
 
 @njit(cache=True)
@@ -17,7 +57,9 @@ def l1_descent(order, indptr, items, n_items, gamma):
         maxlen = max(maxlen, indptr[r + 1] - indptr[r])
     gaps = np.empty(maxlen, dtype=np.float64)
     idx = np.empty(maxlen, dtype=np.int64)
-    for r in order:
+    for i in range(order.size):
+        _prefetch_rows(order, i, indptr, items)
+        r = order[i]
         n = 0
         for j in range(indptr[r], indptr[r + 1]):
             u = items[j]
@@ -61,7 +103,9 @@ def l2_descent(order, indptr, items, n_items, gamma):
         maxlen = max(maxlen, indptr[r + 1] - indptr[r])
     gaps = np.empty(maxlen, dtype=np.float64)
     idx = np.empty(maxlen, dtype=np.int64)
-    for r in order:
+    for i in range(order.size):
+        _prefetch_rows(order, i, indptr, items)
+        r = order[i]
         z2 = 0.0
         n = 0
         for j in range(indptr[r], indptr[r + 1]):

@@ -19,7 +19,7 @@ from typing import ClassVar
 import numpy as np
 
 from ..bounding import (MAX_ITEMS_PER_USER, Bounded, Bounding, Input, ItemWeights, Priority,
-                        UserData, Weighting, check_key, user_weights)
+                        UserData, Weighting, canonical_order, check_key, user_weights)
 from ..privacy.accounting import Stage
 from ..privacy.noise import (RandomSource, bernoulli, gaussian_release_probability,
                              laplace_release_probability)
@@ -188,7 +188,8 @@ class Mechanism:
         rows = data.bounded_rows(key, self.bounding)
         weights = self._weights(rows.bounded, rows.n_items)
         cand = self._candidates(rows.bounded, weights)
-        return ItemWeights(rows.names_of(cand), rows.hashes[cand], weights[cand]).canonical()
+        cand = cand[canonical_order(rows.hashes[cand])]   # before the names: one list, in order
+        return ItemWeights(rows.names_of(cand), rows.hashes[cand], weights[cand])
 
     def histogram(self, itemsets, key: bytes) -> dict[str, float]:
         """Pre-noise weights of the release candidates for the user order fixed by ``key``.
