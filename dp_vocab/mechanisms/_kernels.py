@@ -135,7 +135,9 @@ def l2_descent_cutoffs(order, indptr, items, n_items, gammas):
     In coordinates H − Γ this is ``l2_descent`` translated, so it contracts the same way
     (public.md §2)."""
     hist = np.zeros(n_items, dtype=np.float64)
-    for r in order:
+    for i in range(order.size):
+        _prefetch_rows(order, i, indptr, items)
+        r = order[i]
         z2 = 0.0
         for j in range(indptr[r], indptr[r + 1]):
             u = items[j]
@@ -160,7 +162,9 @@ def greedy_fill(order, indptr, items, n_items, gamma):
     """GW update (Carvalho et al.): each user spends budget 1 filling its items to Γ in its own
     fixed priority order (the row order); the first item it cannot fill takes the rest."""
     hist = np.zeros(n_items, dtype=np.float64)
-    for r in order:
+    for i in range(order.size):
+        _prefetch_rows(order, i, indptr, items)
+        r = order[i]
         budget = 1.0
         for j in range(indptr[r], indptr[r + 1]):
             u = items[j]
