@@ -12,8 +12,9 @@ For each corpus, alternately (so machine load hits both alike), each in its own 
 
 Prints wall and CPU times (user + system), the run's extraction and release stages (wall),
 the ratios run / bare and each subprocess's peak RSS. On a busy machine the CPU ratio is the
-steadier one. The corpora are public benchmark data (../shared/corpora), so printing their statistics here is fine. The machine may be
-shared: compare ratios within one run, not times across runs.
+steadier one. The corpora are public benchmark data (../shared/corpora), so printing their
+statistics here is fine. The machine may be shared: compare ratios within one run, not times
+across runs.
 """
 
 from __future__ import annotations
