@@ -240,3 +240,26 @@ def test_a_field_name_json_can_escape_is_read_line_by_line(tmp_path):
     p.write_bytes(b'{"a/b": "first", "text": "t", "a\\/b": "last"}\n')
     reader = JsonlReader(p, user_field="a/b")
     assert _frames_docs(reader) == list(JsonlReader(p, user_field="a/b")) == [("last", "t")]
+
+
+@pytest.mark.parametrize("grouped", [True, False])
+def test_item_sets_over_many_chunks_with_both_kinds_of_user_id(tmp_path, monkeypatch, grouped):
+    # chunks of integer ids, of string ids with the same digits ("7" and 7 are two users),
+    # and one chunk the line-by-line reader takes; grouped: each user's documents in one
+    # chunk, so the parts come out in order and are merged without a sort
+    monkeypatch.setattr(columns, "CHUNK_BYTES", 300)
+    lines = [{"user": i // 3, "text": f"w{i % 5} common x{i}"} for i in range(30)]
+    lines += [{"user": str(i // 3), "text": f"w{i % 4} common"} for i in range(30)]
+    lines += [{"user": "s", "text": "tab\tinside", "extra": 1}]   # a raw tab: line by line
+    if not grouped:
+        lines = lines[::2] + lines[1::2]
+    p = tmp_path / "c.jsonl"
+    p.write_bytes(b"".join(json.dumps(d).encode() + b"\n" for d in lines))
+    ex = ItemExtractor(RegexTokenizer())
+    with pytest.warns(MixedUserIdWarning):
+        fast = extract_itemsets(JsonlReader(p), ex)
+    with pytest.warns(MixedUserIdWarning):
+        slow = python_itemsets(JsonlReader(p), ex)
+    assert fast.user_ids == slow.user_ids and 7 in fast.user_ids and "7" in fast.user_ids
+    assert fast.to_dict() == slow.to_dict()
+    assert fast.vocab.strings == slow.vocab.strings and np.array_equal(fast.items, slow.items)
