@@ -191,6 +191,8 @@ class _Users:
                 rows = self._rows_of_valid(uniq.to_list())
             else:
                 rows = [self.row(u) for u in uniq.to_list()]
+            if len(uniq) == len(users):   # one document per user: uniq is users
+                return np.array(rows, dtype=np.int64)
             return users.replace_strict(uniq, pl.Series(rows, dtype=pl.Int64),
                                         return_dtype=pl.Int64).to_numpy()
         row = self.row
@@ -327,7 +329,7 @@ def build_itemsets(users: "_Users", items: "_Interner", keys: list[np.ndarray],
     """ItemSets from buffered (user row << 32 | item id, count) parts, merged and capped."""
     key, count = _merge(keys, counts, cap, items)
     vocab = items.vocabulary()
-    item_ids = (key & 0xFFFFFFFF).astype(np.int64)
+    item_ids = key & 0xFFFFFFFF
     held = np.zeros(len(vocab), dtype=bool)
     held[item_ids] = True
     if not held.all():   # the cap dropped every holder of some items: renumber the rest
