@@ -382,14 +382,18 @@ def merge_sequences(parts: Iterable[tuple], joiner: str) -> TokenCorpus:
 
 def _merge(keys: list[np.ndarray], counts: list[np.ndarray], cap: int | None,
            items: _Interner) -> tuple[np.ndarray, np.ndarray]:
-    """Buffered (user << 32 | item, count) parts → sorted distinct keys with summed counts,
-    each user capped to its ``cap`` items of smallest hash (ties: the string). Capping partial
-    sums is exact: an item among a user's ``cap`` smallest is among the smallest of every part
-    that holds it, so it is never dropped and its count stays whole."""
+    """Buffered (user << 32 | item, count) parts (the lists are emptied) → sorted distinct keys
+    with summed counts, each user capped to its ``cap`` items of smallest hash (ties: the
+    string). Capping partial sums is exact: an item among a user's ``cap`` smallest is among
+    the smallest of every part that holds it, so it is never dropped and its count stays
+    whole."""
     if not keys:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    parts = len(keys)
     key, count = np.concatenate(keys), np.concatenate(counts)
-    if len(keys) > 1 and not (key[1:] > key[:-1]).all():
+    keys.clear()   # consumed: the parts are freed before the sort (peak memory)
+    counts.clear()
+    if parts > 1 and not (key[1:] > key[:-1]).all():
         # polars' sort of (key, count) rows, on every core; parts that follow one another
         # (each user's documents in one batch, as in many corpora) are merged already
         import polars as pl
