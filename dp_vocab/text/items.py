@@ -68,7 +68,8 @@ class ItemExtractor:
             tokens = self.tokenizer(text.lower() if self.lowercase else text)
         else:
             tokens = self.tokenizer(self.normalize(text))
-        if not self.no_line_breaks and _LINE_BREAK.search("".join(tokens)):  # rare: the default tokenizers never keep one
+        # rare: the built-in tokenizers never keep a line break
+        if not self.no_line_breaks and _LINE_BREAK.search("".join(tokens)):
             tokens = [p for t in tokens for p in _LINE_BREAK.split(t) if p]
         return tokens
 
