@@ -10,10 +10,11 @@ For each corpus, alternately (so machine load hits both alike), each in its own 
 * the bare pipeline: read the JSONL with polars, NFKC + lower-case, the same regex, drop tokens
   over 50 characters, distinct (user, token) pairs as integer ids — nothing else.
 
-Prints wall and CPU times (user + system), the ratios run / bare and each subprocess's peak
-RSS. On a busy machine the CPU ratio is the steadier one. The corpora are public
-benchmark data (../shared/corpora), so printing their statistics here is fine. The machine may be
-shared: compare ratios within one run, not times across runs.
+Prints wall and CPU times (user + system), the run's extraction and release stages (wall),
+the ratios run / bare and each subprocess's peak RSS. On a busy machine the CPU ratio is the
+steadier one. The corpora are public benchmark data (../shared/corpora), so printing their
+statistics here is fine. The machine may be shared: compare ratios within one run, not times
+across runs.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ import sys
 from dp_vocab.recipes import run_recipe
 result = run_recipe(sys.argv[1], sys.argv[2], overrides={"paths.corpus": sys.argv[3]},
                     force=True)
-print(len(result.release.items))
+print(len(result.release.items), result.timings["extract_s"], result.timings["release_s"])
 '''
 
 
@@ -88,8 +89,10 @@ def main() -> None:
                     [sys.executable, __file__, "--one", "run", corpus, args.recipe,
                      str(Path(tmp) / "out")], capture_output=True, text=True,
                     check=True).stdout)
+                items, extract, release = run["out"].split()
                 print(f"{name:7s} dp-vocab run {run['wall']:6.1f} s wall, {run['cpu']:6.1f} s CPU"
-                      f" (peak RSS {run['rss']:.2f} GB, {run['out']} items released) | bare "
+                      f" (extract {float(extract):.1f} s, release {float(release):.1f} s wall; "
+                      f"peak RSS {run['rss']:.2f} GB, {items} items released) | bare "
                       f"polars {bare['wall']:6.1f} s wall, {bare['cpu']:6.1f} s CPU (peak RSS "
                       f"{bare['rss']:.2f} GB, {bare['out']} pairs) | ratio wall "
                       f"{run['wall'] / bare['wall']:.2f}x, CPU {run['cpu'] / bare['cpu']:.2f}x",

@@ -186,10 +186,25 @@ class _Users:
         import polars as pl
         if isinstance(users, pl.Series):
             uniq = users.unique(maintain_order=True)
-            rows = pl.Series([self.row(u) for u in uniq.to_list()], dtype=pl.Int64)
-            return users.replace_strict(uniq, rows, return_dtype=pl.Int64).to_numpy()
+            if users.dtype in (pl.String, pl.Int64) and not users.null_count():
+                # ids of valid kinds only: no check per id
+                rows = self._rows_of_valid(uniq.to_list())
+            else:
+                rows = [self.row(u) for u in uniq.to_list()]
+            if len(uniq) == len(users):   # one document per user: uniq is users
+                return np.array(rows, dtype=np.int64)
+            return users.replace_strict(uniq, pl.Series(rows, dtype=pl.Int64),
+                                        return_dtype=pl.Int64).to_numpy()
         row = self.row
         return np.fromiter((row(u) for u in users), dtype=np.int64, count=len(users))
+
+    def _rows_of_valid(self, distinct: list) -> list[int]:
+        """The rows of distinct strings or integers, new ones numbered in order: one dict
+        operation per id and no check (the column's type is the check); pypi_summaries has
+        842k users."""
+        index = self._rows
+        add = index.setdefault
+        return [add(u, len(index)) for u in distinct]
 
     def __len__(self) -> int:
         return len(self._rows)
@@ -207,13 +222,8 @@ class _Interner:
 
     def ids(self, strings: list[str]) -> np.ndarray:
         index = self.index
-        out = np.empty(len(strings), dtype=np.int64)
-        for k, s in enumerate(strings):
-            i = index.get(s)
-            if i is None:
-                i = index[s] = len(index)
-            out[k] = i
-        return out
+        add = index.setdefault
+        return np.array([add(s, len(index)) for s in strings], dtype=np.int64)
 
     def column_ids(self, column) -> np.ndarray:
         """The id of every string of a polars String Series (int64 array): the column is
@@ -269,7 +279,12 @@ def _cap_batch(found, user_of: np.ndarray, cap: int):
     can't keep: its ``cap`` smallest-hash items of the batch are kept (exact, as capping
     partial sums is), so a hostile user's items never all reach the vocabulary."""
     import polars as pl
-    per_user = pl.DataFrame({"user": user_of, "item": found["item"]})
+    # a user over the cap has more than cap occurrences: only those users are grouped
+    occurrences = np.bincount(user_of)
+    if not occurrences.size or occurrences.max() <= cap:
+        return found, user_of
+    busy = occurrences[user_of] > cap
+    per_user = pl.DataFrame({"user": user_of[busy], "item": found["item"].filter(pl.Series(busy))})
     heavy = per_user.group_by("user").agg(pl.col("item").n_unique().alias("n")) \
         .filter(pl.col("n") > cap)["user"]
     if not len(heavy):
@@ -315,7 +330,7 @@ def build_itemsets(users: "_Users", items: "_Interner", keys: list[np.ndarray],
     """ItemSets from buffered (user row << 32 | item id, count) parts, merged and capped."""
     key, count = _merge(keys, counts, cap, items)
     vocab = items.vocabulary()
-    item_ids = (key & 0xFFFFFFFF).astype(np.int64)
+    item_ids = key & 0xFFFFFFFF
     held = np.zeros(len(vocab), dtype=bool)
     held[item_ids] = True
     if not held.all():   # the cap dropped every holder of some items: renumber the rest
@@ -368,16 +383,23 @@ def merge_sequences(parts: Iterable[tuple], joiner: str) -> TokenCorpus:
 
 def _merge(keys: list[np.ndarray], counts: list[np.ndarray], cap: int | None,
            items: _Interner) -> tuple[np.ndarray, np.ndarray]:
-    """Buffered (user << 32 | item, count) parts → sorted distinct keys with summed counts,
-    each user capped to its ``cap`` items of smallest hash (ties: the string). Capping partial
-    sums is exact: an item among a user's ``cap`` smallest is among the smallest of every part
-    that holds it, so it is never dropped and its count stays whole."""
+    """Buffered (user << 32 | item, count) parts (the lists are emptied) → sorted distinct keys
+    with summed counts, each user capped to its ``cap`` items of smallest hash (ties: the
+    string). Capping partial sums is exact: an item among a user's ``cap`` smallest is among
+    the smallest of every part that holds it, so it is never dropped and its count stays
+    whole."""
     if not keys:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    parts = len(keys)
     key, count = np.concatenate(keys), np.concatenate(counts)
-    if len(keys) > 1:   # sorted parts: the stable sort merges runs in linear time
-        order = np.argsort(key, kind="stable")
-        key, count = key[order], count[order]
+    keys.clear()   # consumed: the parts are freed before the sort (peak memory)
+    counts.clear()
+    if parts > 1 and not (key[1:] > key[:-1]).all():
+        # polars' sort of (key, count) rows, on every core; parts that follow one another
+        # (each user's documents in one batch, as in many corpora) are merged already
+        import polars as pl
+        merged = pl.DataFrame({"key": key, "count": count}).sort("key")
+        key, count = merged["key"].to_numpy(), merged["count"].to_numpy()
         starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
         key, count = key[starts], np.add.reduceat(count, starts)
     strings: list[str] = []

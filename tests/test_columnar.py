@@ -207,3 +207,59 @@ def test_clean_chunks_take_the_polars_path(tmp_path, monkeypatch):
     users, texts = next(iter(JsonlReader(p).frames()))
     assert users.dtype == pl.Int64 and users.to_list() == list(range(100))
     assert texts[3] == "doc é 3"
+
+
+def test_values_that_read_like_a_field_name_stay_on_the_polars_path(tmp_path, monkeypatch):
+    # real corpora hold texts such as "text" or "user": not keys (no colon follows them)
+    p = tmp_path / "c.jsonl"
+    docs = [("a", "text"), ("b", "user"), ("c", 'say "text": no'), ("d", "text user")]
+    p.write_text("".join(json.dumps({"user": u, "text": t}) + "\n" for u, t in docs),
+                 encoding="utf-8")
+    monkeypatch.setattr(columns, "_slow", None)   # any fallback would fail loudly
+    assert _frames_docs(JsonlReader(p)) == docs
+
+
+@pytest.mark.parametrize("line", [
+    b'{"user": "a", "text": "x", "meta": {"text": "y"}}',     # nested key of the field's name
+    b'{"user": "a", "text": "x", "text" : "y"}',              # duplicate, space before colon
+    b'{"user": "a", "text": "x", "b\\"text": "y"}',           # a key ending in the name
+])
+def test_keys_of_the_field_name_anywhere_leave_the_polars_path(tmp_path, monkeypatch, line):
+    p = tmp_path / "c.jsonl"
+    p.write_bytes(b'{"user": "b", "text": "clean"}\n' + line + b"\n")
+    slow_chunks = []
+    real_slow = columns._slow
+    monkeypatch.setattr(columns, "_slow", lambda *a: slow_chunks.append(1) or real_slow(*a))
+    assert _frames_docs(JsonlReader(p)) == list(JsonlReader(p))
+    assert slow_chunks == [1]
+
+
+def test_a_field_name_json_can_escape_is_read_line_by_line(tmp_path):
+    # "a\/b" is the key "a/b": a duplicate polars and json resolve differently (first / last)
+    p = tmp_path / "c.jsonl"
+    p.write_bytes(b'{"a/b": "first", "text": "t", "a\\/b": "last"}\n')
+    reader = JsonlReader(p, user_field="a/b")
+    assert _frames_docs(reader) == list(JsonlReader(p, user_field="a/b")) == [("last", "t")]
+
+
+@pytest.mark.parametrize("grouped", [True, False])
+def test_item_sets_over_many_chunks_with_both_kinds_of_user_id(tmp_path, monkeypatch, grouped):
+    # chunks of integer ids, of string ids with the same digits ("7" and 7 are two users),
+    # and one chunk the line-by-line reader takes; grouped: each user's documents in one
+    # chunk, so the parts come out in order and are merged without a sort
+    monkeypatch.setattr(columns, "CHUNK_BYTES", 300)
+    lines = [{"user": i // 3, "text": f"w{i % 5} common x{i}"} for i in range(30)]
+    lines += [{"user": str(i // 3), "text": f"w{i % 4} common"} for i in range(30)]
+    lines += [{"user": "s", "text": "tab\tinside", "extra": 1}]   # a raw tab: line by line
+    if not grouped:
+        lines = lines[::2] + lines[1::2]
+    p = tmp_path / "c.jsonl"
+    p.write_bytes(b"".join(json.dumps(d).encode() + b"\n" for d in lines))
+    ex = ItemExtractor(RegexTokenizer())
+    with pytest.warns(MixedUserIdWarning):
+        fast = extract_itemsets(JsonlReader(p), ex)
+    with pytest.warns(MixedUserIdWarning):
+        slow = python_itemsets(JsonlReader(p), ex)
+    assert fast.user_ids == slow.user_ids and 7 in fast.user_ids and "7" in fast.user_ids
+    assert fast.to_dict() == slow.to_dict()
+    assert fast.vocab.strings == slow.vocab.strings and np.array_equal(fast.items, slow.items)

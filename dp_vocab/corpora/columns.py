@@ -17,9 +17,12 @@ The fast path requires, for a chunk:
   them inside strings; polars does not);
 * no ``\\u`` escape of a printable ASCII character (it could spell a field name) and no
   ``\\uD800``–``\\uDFFF`` escape (surrogates: ``json`` keeps lone ones, polars mangles them);
-* the quoted field names occur exactly once per row (no duplicate keys, no nested or quoted
-  value that reads like the field), and, for string user ids, every user value is a quoted
-  string right after its key (so no integer id was turned into a string);
+* each field name, quoted and followed by a colon, occurs exactly once per row. Every key of
+  that name is spelt so (names hold no character JSON could escape), and polars found one in
+  each row, so one per row means no duplicate key and no nested key of that name; a value that
+  reads like the name (``"text": "text"``) is followed by no colon and is not counted. For
+  string user ids, every user key is followed by a quoted string (so no integer id was turned
+  into a string), and every text key by one;
 * polars parses it, the user column is all strings or all 64-bit integers and the text column
   all strings, with no null, empty user id or blank text (blank: only ``str.isspace()``
   characters), no line longer than ``max_line_bytes``.
@@ -36,8 +39,9 @@ from ..errors import CorpusError
 from .compression import _DECOMPRESS_ERRORS, _decompress_reason
 
 CHUNK_BYTES = 16 * 2 ** 20
-_ESCAPED_ASCII = tuple(b"\\u00" + bytes([c]) for c in b"234567")
-_SURROGATE_ESCAPES = (b"\\ud", b"\\uD")
+# a \\u escape of a printable ASCII character (U+0020..U+007F) or of a surrogate
+_RISKY_ESCAPE = re.compile(rb"\\u(?:00[2-7]|[dD])")
+_WS = rb"[ \t\r\n]*"   # JSON whitespace
 _BLANK = r"^[\s\x1C-\x1F]*$"    # str.isspace() characters only (Python's strip() removes them)
 
 
@@ -116,16 +120,11 @@ def _fast(reader, chunk: bytes):
         ends = np.r_[-1, np.flatnonzero(data == 10), data.size]
         if int(np.diff(ends).max()) - 1 > reader.max_line_bytes:
             return None
-    if b"\\u" in chunk and (any(p in chunk for p in _ESCAPED_ASCII)
-                             or any(p in chunk for p in _SURROGATE_ESCAPES)):
+    if _RISKY_ESCAPE.search(chunk):
         return None
-    # every row holds each field once (its key can't be escaped: checked above), so n
-    # occurrences in all means no duplicate key and nothing else that reads like the field
-    ukey, tkey = f'"{uf}"'.encode(), f'"{tf}"'.encode()
-    n = chunk.count(ukey)
-    if chunk.count(tkey) != n or _quoted_values(chunk, tkey, n) != n:
+    n, quoted_users = _keys(chunk, uf)
+    if _keys(chunk, tf) != (n, n):
         return None
-    quoted_users = _quoted_values(chunk, ukey, n)
     if quoted_users not in (0, n):
         return None   # integer and string ids mixed in one chunk: line by line
     kind: type = str if quoted_users == n else int
@@ -145,15 +144,19 @@ def _fast(reader, chunk: bytes):
     return users, texts
 
 
-def _quoted_values(chunk: bytes, key: bytes, n: int) -> int:
-    """How many times ``key`` is directly followed by a colon and a string value."""
-    found = chunk.count(key + b': "')
-    return found if found == n else found + chunk.count(key + b':"')
+def _keys(chunk: bytes, name: str) -> tuple[int, int]:
+    """(how many times ``name`` occurs as a key, how many of those keys hold a string): the
+    quoted name followed by a colon, and by a colon and a quote. Over-counts only (a key that
+    ends in the name, ``"a\\"text":``), never misses a key."""
+    found = re.findall(b'"' + re.escape(name.encode()) + b'"' + _WS + b":" + _WS + b"(.?)",
+                       chunk)
+    return len(found), found.count(b'"')
 
 
 def _plain(name: str) -> bool:
+    """A field name JSON writes only one way: no character it may escape (``"``, ``\\``, ``/``)."""
     return isinstance(name, str) and name.isascii() and name.isprintable() and \
-        '"' not in name and "\\" not in name
+        not any(ch in name for ch in '"\\/')
 
 
 # A lone surrogate (JSON "\\ud800") cannot be held in a UTF-8 column: it becomes U+FFFD, as

@@ -28,7 +28,7 @@ import warnings
 import polars as pl
 
 from .items import ItemExtractor
-from .tokenizers import DEFAULT_PATTERN, RegexTokenizer
+from .tokenizers import RegexTokenizer
 
 WORD = r"\p{L}\p{N}_"          # Python's \w: str.isalnum() or "_"
 SPACE = r"\s\x1C-\x1F"         # Python's \s: str.isspace()
@@ -122,8 +122,7 @@ class ColumnarExtractor:
         self.extractor = extractor
         self.pattern = pattern
         self.joined = extractor.n_max > 1   # tokens holding a joiner character break runs
-        # the default pattern never matches whitespace, so never a line break: skip the check
-        self.no_line_breaks = getattr(extractor.tokenizer, "pattern", None) == DEFAULT_PATTERN
+        self.no_line_breaks = extractor.no_line_breaks
 
     def tokens(self, texts: pl.Series) -> pl.DataFrame:
         """(doc, tok) rows: the normalised tokens of each document (doc = row in the batch)."""

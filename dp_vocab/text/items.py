@@ -9,6 +9,7 @@ from typing import Callable
 
 from ..errors import ParameterError
 from ..privacy.params import check_positive_int
+from .tokenizers import DEFAULT_PATTERN, RegexTokenizer
 
 # Every character str.splitlines() breaks on: whitespace here, so no item holds one and
 # one-item-per-line files (vocab.txt, merges.txt) stay aligned with item ids.
@@ -47,6 +48,9 @@ class ItemExtractor:
             raise ParameterError("joiner", joiner, "a non-empty string without line breaks")
         self.joiner = joiner
         self._joiner_chars = tuple(dict.fromkeys(joiner))
+        # the default pattern never matches whitespace, so never a line break: skip the check
+        self.no_line_breaks = type(tokenizer) is RegexTokenizer and \
+            tokenizer.pattern == DEFAULT_PATTERN
         # memory bound for hostile users; far above any Δ0 (kept: smallest item hashes)
         self.max_distinct_per_user = check_positive_int(max_distinct_per_user,
                                                         "max_distinct_per_user")
@@ -60,8 +64,12 @@ class ItemExtractor:
 
     def tokens(self, text: str) -> list[str]:
         """The tokenizer's tokens of the normalised text, none holding a line break."""
-        tokens = self.tokenizer(self.normalize(text))
-        if _LINE_BREAK.search("".join(tokens)):  # rare: the default tokenizers never keep one
+        if text.isascii():   # normalize() without its call: public word lists go word by word
+            tokens = self.tokenizer(text.lower() if self.lowercase else text)
+        else:
+            tokens = self.tokenizer(self.normalize(text))
+        # rare: the built-in tokenizers never keep a line break
+        if not self.no_line_breaks and _LINE_BREAK.search("".join(tokens)):
             tokens = [p for t in tokens for p in _LINE_BREAK.split(t) if p]
         return tokens
 
@@ -94,7 +102,7 @@ class ItemExtractor:
         if self.n_min == 1 and self.n_max == 1:
             tokens = self.tokens(text)
             m = self.max_length
-            if any(len(t) > m for t in tokens):
+            if tokens and max(map(len, tokens)) > m:
                 return [t for t in tokens if len(t) <= m]
             return tokens
         join = self.joiner.join
