@@ -1,22 +1,31 @@
-"""The Dask backend: user data lives on the cluster as one small ``ItemSets`` (or
-``TokenCorpus``) per partition, and every question a mechanism asks (``bounding.UserData``) is
-answered by asking each partition the same question, with the same code as locally, and
-combining the answers: sums are added, bounded rows are merged in keyed order (order keys and
-item hashes only: no text leaves the workers for them). One implementation of the privacy core,
-two engines: for a fixed key the histograms equal the local ones (integer sums bit for bit,
+"""The Dask backend: user data lives on the cluster as one ``ItemSets`` (or ``TokenCorpus``)
+per worker thread, held as futures, and every question a mechanism asks (``bounding.UserData``)
+is answered by asking each partition the same question, with the same code as locally, and
+combining the answers as numbers: sums are added by item identity, bounded rows are merged in
+keyed order (order words and item identities only; the strings of the candidates alone are
+fetched afterwards, each from one partition). One implementation of the privacy core, two
+engines: for a fixed key the histograms equal the local ones (integer sums bit for bit,
 fractional sums up to summation order).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 
-from ..bounding import (Bounded, Bounding, BoundedRows, ItemWeights, Weighting, keyed_order)
+from ..bounding import Bounded, Bounding, BoundedRows, ItemWeights, keyed_order, user_keys
 from ..errors import ParameterError
-from ..itemsets import ItemSets, item_hashes, needs_item_sets, needs_sequences
+from ..itemsets import ItemSets, Vocabulary, needs_item_sets, needs_sequences
 from ..sequences import Gram, TokenCorpus
+
+# Fixed, public SipHash keys: ``user_keys`` used as a fast compiled hash where nothing is secret
+# (which partition holds a user; a second item hash so that items are told apart by 128 bits)
+_PART_KEY = b"dp-vocab dask: user to partition"
+_ID_KEY = b"dp-vocab dask: second item hash."
+
+
+def _siphash(values: list, key: bytes = _ID_KEY) -> np.ndarray:
+    """A 64-bit SipHash of each string or integer (type-tagged: "1" and 1 differ)."""
+    return user_keys(values, key)[1]
 
 
 # -- loading: each input file is extracted where it is read (columnar where the extractor
@@ -41,8 +50,7 @@ def _file_readers(reader) -> list:
 
 def _user_parts(user_ids: list, n_parts: int) -> np.ndarray:
     """Each user's partition: a hash of its id and id type, the same in every process."""
-    keys = [f"{type(u).__name__}:{u!r}" for u in user_ids]
-    return (item_hashes(keys) % np.uint64(n_parts)).astype(np.int64)
+    return (_siphash(user_ids, _PART_KEY) % np.uint64(n_parts)).astype(np.int64)
 
 
 def _take(ptr: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -54,10 +62,19 @@ def _take(ptr: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return new_ptr, take
 
 
+def _used(ids: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(the distinct ids among ``ids``, ascending; ``ids`` renumbered into them), in linear
+    time: renumbering keeps the order, so sorted rows stay sorted."""
+    used = np.zeros(n, dtype=bool)
+    used[ids] = True
+    new = np.cumsum(used, dtype=np.int64) - 1
+    return np.flatnonzero(used), new[ids].astype(np.int32)
+
+
 def _compact(strings: list, ids: np.ndarray) -> tuple[list, np.ndarray]:
     """Only the strings ``ids`` use, and the ids renumbered into them."""
-    used, new_ids = np.unique(ids, return_inverse=True)
-    return [strings[i] for i in used.tolist()], new_ids.reshape(-1)
+    kept, new_ids = _used(ids, len(strings))
+    return [strings[i] for i in kept.tolist()], new_ids
 
 
 def _load_itemsets(reader, extractor, n_parts: int) -> list[tuple]:
@@ -93,121 +110,140 @@ def _piece(pieces: list, p: int):
     return pieces[p]
 
 
-def _itemsets_partition(pieces, cap: int | None) -> list[ItemSets]:
+def _itemsets_partition(cap: int | None, *pieces) -> ItemSets:
+    if len(pieces) == 1:   # one input file: its piece is already grouped, sorted and capped
+        user_ids, strings, indptr, items, counts = pieces[0]
+        vocab = Vocabulary.from_index(dict(zip(strings, range(len(strings)))))
+        return ItemSets(vocab, user_ids, indptr, items, counts)
     from ..extraction import merge_itemsets
-    return [merge_itemsets(pieces, cap)]
+    return merge_itemsets(pieces, cap)
 
 
-def _corpus_partition(pieces, joiner: str) -> list[TokenCorpus]:
+def _corpus_partition(joiner: str, *pieces) -> TokenCorpus:
     from ..extraction import merge_sequences
-    return [merge_sequences(pieces, joiner)]
+    return merge_sequences(pieces, joiner)
 
 
-# -- combining the partitions' answers ------------------------------------------------------
-def _add_weights(parts: Sequence[ItemWeights]) -> ItemWeights:
-    total: dict[str, list] = {}
-    for p in parts:
-        for name, h, w in zip(p.names, p.hashes.tolist(), p.weights.tolist()):
-            cell = total.get(name)
-            if cell is None:
-                total[name] = [h, w]
-            else:
-                cell[1] += w
-    names = list(total)
-    return ItemWeights(names, np.array([total[n][0] for n in names], dtype=np.uint64),
-                       np.array([total[n][1] for n in names], dtype=np.float64))
+# -- combining the partitions' answers: by item identity (the public item hash and a second,
+# independent one), as numbers ------------------------------------------------------------
+def _identities(hashes: np.ndarray, strings: list[str]) -> np.ndarray:
+    """(n, 2) uint64: each item's bounding hash and a second hash of its string."""
+    return np.stack([hashes, _siphash(strings)], axis=1)
 
 
-_ID = b"dp-vocab-id"  # a second, independent hash: items are told apart by 128 bits
+def _unique_rows(idents: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Sorted distinct (first hash, second hash) rows, the index of each one's first occurrence
+    and each row's index among them. One sort on the first hash when it alone tells the items
+    apart (the usual case)."""
+    if not idents.size:
+        return idents.reshape(0, 2), np.zeros(0, np.int64), np.zeros(0, np.int64)
+    first, index, inverse = np.unique(idents[:, 0], return_index=True, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    second = idents[index, 1]
+    if np.array_equal(second[inverse], idents[:, 1]):   # no two items share a first hash
+        return np.stack([first, second], axis=1), index, inverse
+    uniq, index, inverse = np.unique(idents, axis=0, return_index=True, return_inverse=True)
+    return uniq, index, inverse.reshape(-1)
 
 
-def _identities(its: ItemSets, ids: np.ndarray) -> np.ndarray:
-    """(n, 2) uint64: the bounding hash and a second hash of each item id."""
-    uniq, inv = np.unique(ids, return_inverse=True)
-    strings = its.vocab.strings
-    second = item_hashes([strings[i] for i in uniq.tolist()], person=_ID)
-    return np.stack([its.vocab.hashes()[ids], second[inv]], axis=1)
+def _weights_of(its: ItemSets, key: bytes, bounding: Bounding, weighting, exclude):
+    w = its.weight_sums(key, bounding, weighting, exclude)
+    return w.names, _identities(w.hashes, w.names), w.weights
+
+
+def _add_weights(parts: list) -> ItemWeights:
+    """The partitions' (names, identities, weights) summed by identity (in partition order)."""
+    names = [n for p in parts for n in p[0]]
+    uniq, first, inverse = _unique_rows(
+        np.concatenate([p[1] for p in parts]) if parts else np.zeros((0, 2), np.uint64))
+    weights = np.concatenate([p[2] for p in parts]) if parts else np.zeros(0)
+    return ItemWeights([names[i] for i in first.tolist()], uniq[:, 0].copy(),
+                       np.bincount(inverse, weights=weights, minlength=len(uniq)))
 
 
 def _rows_of(its: ItemSets, key: bytes, bounding: Bounding):
-    """One partition's bounded rows as numbers only: order words, row lengths, item
-    identities (two 64-bit hashes)."""
-    b = its.bounded_rows(key, bounding)   # its order words: the users' keyed PRF values, computed once
-    return b.order_words, np.diff(b.bounded.indptr), _identities(its, b.bounded.items)
-
-
-def _merge_rows(parts) -> tuple[Bounded, np.ndarray]:
-    """All partitions' rows in keyed order, items as ids into the sorted unique identities."""
-    parts = list(parts)
-    words = np.concatenate([w for w, _, _ in parts]) if parts else np.zeros((0, 3), np.uint64)
-    lengths = np.concatenate([n for _, n, _ in parts]) if parts else np.zeros(0, np.int64)
-    idents = np.concatenate([h for _, _, h in parts]) if parts else np.zeros((0, 2), np.uint64)
-    order = keyed_order(words)
-    starts = np.zeros(lengths.size + 1, dtype=np.int64)
-    np.cumsum(lengths, out=starts[1:])
-    new_len = lengths[order]
-    indptr = np.zeros(lengths.size + 1, dtype=np.int64)
-    np.cumsum(new_len, out=indptr[1:])
-    take = np.repeat(starts[:-1][order] - indptr[:-1], new_len) + np.arange(indptr[-1])
-    uniq, ids = _unique_rows(idents[take])
-    bounded = Bounded(np.arange(lengths.size, dtype=np.int64), indptr,
-                      ids.astype(np.int32), np.ones(ids.size, dtype=np.int32))
-    return bounded, uniq   # rows already in keyed order; uniq: (n_items, 2) identities
-
-
-def _unique_rows(idents: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Sorted distinct (first hash, second hash) rows and each row's index among them. One
-    sort on the first hash when it alone tells the items apart (the usual case)."""
-    first, inverse = np.unique(idents[:, 0], return_inverse=True)
-    second = np.zeros(first.size, dtype=np.uint64)
-    second[inverse] = idents[:, 1]
-    if np.array_equal(second[inverse], idents[:, 1]):   # no two items share a first hash
-        return np.stack([first, second], axis=1), inverse.reshape(-1)
-    uniq, inverse = np.unique(idents, axis=0, return_inverse=True)
-    return uniq, inverse.reshape(-1)
-
-
-def _strings_of(its: ItemSets, first: np.ndarray) -> tuple[np.ndarray, list[str]]:
-    """Identities and strings of this partition's items whose first hash is in ``first``
-    (sorted): vectorised, so a large candidate set costs one ``isin`` per partition."""
-    ids = np.flatnonzero(np.isin(its.vocab.hashes(), first, assume_unique=False))
+    """One partition's bounded rows as numbers only: order words, row lengths, items as
+    indices into its table of identities of the items they use, and their vocabulary ids
+    (to fetch the strings of candidates later)."""
+    b = its.bounded_rows(key, bounding)   # its order words: the users' keyed PRF values
+    ids, items = _used(b.bounded.items, len(its.vocab))
     strings = its.vocab.strings
-    return _identities(its, ids), [strings[i] for i in ids.tolist()]
+    table = _identities(its.vocab.hashes()[ids], [strings[i] for i in ids.tolist()])
+    return b.order_words, np.diff(b.bounded.indptr), items, table, ids
 
 
-def _add_arrays(parts):
-    parts = list(parts)
-    return np.sum(parts, axis=0) if parts else None
+def _strings_at(its: ItemSets, ids: np.ndarray) -> list[str]:
+    strings = its.vocab.strings
+    return [strings[i] for i in ids.tolist()]
+
+
+class _MergedRows:
+    """All partitions' bounded rows in keyed order, items as ids into the sorted distinct
+    identities (``idents``); ``source(ids)`` tells, for each, a partition holding it and its
+    position in that partition's table."""
+
+    def __init__(self, parts: list):
+        if not parts:
+            parts = [(np.zeros((0, 3), np.uint64), np.zeros(0, np.int64),
+                      np.zeros(0, np.int32), np.zeros((0, 2), np.uint64))]
+        words = np.concatenate([p[0] for p in parts])
+        lengths = np.concatenate([p[1] for p in parts])
+        sizes = [len(p[3]) for p in parts]
+        self.offsets = np.zeros(len(parts) + 1, dtype=np.int64)
+        np.cumsum(sizes, out=self.offsets[1:])
+        self.idents, self.first, inverse = _unique_rows(np.concatenate([p[3] for p in parts]))
+        items = np.concatenate([inverse[off + p[2]] for off, p in zip(self.offsets, parts)])
+        order = keyed_order(words)
+        starts = np.zeros(lengths.size + 1, dtype=np.int64)
+        np.cumsum(lengths, out=starts[1:])
+        new_len = lengths[order]
+        indptr = np.zeros(lengths.size + 1, dtype=np.int64)
+        np.cumsum(new_len, out=indptr[1:])
+        take = np.repeat(starts[:-1][order] - indptr[:-1], new_len) + np.arange(indptr[-1])
+        self.bounded = Bounded(np.arange(lengths.size, dtype=np.int64), indptr,
+                               items[take].astype(np.int32), np.ones(take.size, dtype=np.int32))
+
+    def source(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        at = self.first[ids]
+        part = np.searchsorted(self.offsets, at, side="right") - 1
+        return part, at - self.offsets[part]
 
 
 class DaskUserItems:
-    """Item sets on the cluster (``bounding.UserData``): a bag of one ItemSets per partition."""
+    """Item sets on the cluster (``bounding.UserData``): futures of one ItemSets per partition."""
 
-    def __init__(self, parts):
-        self.parts = parts
+    def __init__(self, client, parts: list):
+        self.client, self.parts = client, parts
 
-    def weight_sums(self, key: bytes, bounding: Bounding, weighting: Weighting,
+    def _map(self, fn, *args) -> list:
+        return self.client.gather([self.client.submit(fn, p, *args, pure=False)
+                                   for p in self.parts])
+
+    def weight_sums(self, key: bytes, bounding: Bounding, weighting,
                     exclude: frozenset[str] = frozenset()) -> ItemWeights:
-        return self.parts.map(lambda its: its.weight_sums(key, bounding, weighting, exclude)) \
-            .reduction(_add_weights, _add_weights).compute()
+        return _add_weights(self._map(_weights_of, key, bounding, weighting, exclude))
 
     def bounded_rows(self, key: bytes, bounding: Bounding) -> BoundedRows:
-        bounded, idents = _merge_rows(self.parts.map(_rows_of, key, bounding).compute())
+        parts = self._map(_rows_of, key, bounding)
+        merged = _MergedRows([p[:4] for p in parts])
+        vocab_ids = [p[4] for p in parts]
 
         def names_of(ids: np.ndarray) -> list[str]:
-            wanted = [tuple(x) for x in idents[ids].tolist()]
-            found: dict = {}
-            for ident, strings in self.parts.map(_strings_of,
-                                                 np.unique(idents[ids, 0])).compute():
-                found.update(zip(map(tuple, ident.tolist()), strings))
-            return [found[w] for w in wanted]
-        return BoundedRows(bounded, idents[:, 0].copy(), names_of)
+            part, pos = merged.source(np.asarray(ids, dtype=np.int64))
+            mine = [np.flatnonzero(part == p) for p in range(len(self.parts))]
+            found = self.client.gather([
+                self.client.submit(_strings_at, f, vocab_ids[p][pos[mine[p]]], pure=False)
+                for p, f in enumerate(self.parts)])
+            names = np.empty(part.size, dtype=object)
+            for where, strings in zip(mine, found):
+                names[where] = strings
+            return names.tolist()
+        return BoundedRows(merged.bounded, merged.idents[:, 0].copy(), names_of)
 
-    def holder_counts(self, items: Sequence[str]) -> np.ndarray:
+    def holder_counts(self, items) -> np.ndarray:
         items = list(items)
-        total = self.parts.map(lambda its: its.holder_counts(items)) \
-            .reduction(_add_arrays, _add_arrays).compute()
-        return np.zeros(len(items)) if total is None else total
+        parts = self._map(ItemSets.holder_counts, items)
+        return np.sum(parts, axis=0) if parts else np.zeros(len(items))
 
     def ngram_levels(self, bounding: Bounding):
         raise needs_sequences()   # the same clear error as locally
@@ -234,15 +270,14 @@ def _level_of(corpus: TokenCorpus, bounding: Bounding, released: list, direct, n
 
 def _level_rows_of(corpus: TokenCorpus, bounding: Bounding, released: list, direct, n: int,
                    key: bytes, level_bounding):
-    """One partition's level-n bounded rows as numbers (as ``_rows_of``), and its grams by
-    identity."""
+    """One partition's level-n bounded rows as numbers (as ``_rows_of``), and the grams of
+    its table."""
     grams, rows = _replayed(corpus, bounding, released, direct).level_item_rows(
         n, key, level_bounding)
-    second = item_hashes([corpus.joiner.join(g) for g in grams], person=_ID)
-    idents = np.stack([rows.hashes, second], axis=1)
-    b = rows.bounded
-    return (rows.order_words, np.diff(b.indptr), idents[b.items],
-            dict(zip(map(tuple, idents.tolist()), grams)))
+    ids, items = _used(rows.bounded.items, len(grams))
+    grams = [grams[i] for i in ids.tolist()]
+    table = _identities(rows.hashes[ids], [corpus.joiner.join(g) for g in grams])
+    return rows.order_words, np.diff(rows.bounded.indptr), items, table, grams
 
 
 def _add_dicts(parts):
@@ -257,27 +292,25 @@ class _DaskLevels:
     """DPNE levels on the cluster: each partition replays the released levels (public,
     broadcast) on its own TokenCorpus and weighs level n; the sums come back."""
 
-    def __init__(self, parts, bounding: Bounding, joiner: str):
-        self.parts, self.bounding, self.joiner = parts, bounding, joiner
+    def __init__(self, data: "DaskSequences", bounding: Bounding):
+        self.data, self.bounding, self.joiner = data, bounding, data.joiner
         self.released: list[list[Gram]] = []
         self.direct: tuple[int, list[Gram]] | None = None   # S_{n−1} given alone (tests)
 
     def level_weights(self, n: int, key: bytes, bounding: Bounding | None = None):
-        total = self.parts.map(_level_of, self.bounding, self.released[:n - 1], self.direct, n,
-                               key, bounding).reduction(_add_dicts, _add_dicts).compute()
+        total = _add_dicts(self.data._map(_level_of, self.bounding, self.released[:n - 1],
+                                          self.direct, n, key, bounding))
         grams = list(total)
         return grams, np.fromiter((total[g] for g in grams), dtype=np.float64, count=len(grams))
 
     def level_rows(self, n: int, key: bytes, bounding: Bounding | None = None):
         """All users' level-n rows in keyed order, merged from the partitions as
         ``DaskUserItems.bounded_rows`` merges item rows (users are whole in one partition)."""
-        parts = self.parts.map(_level_rows_of, self.bounding, self.released[:n - 1], self.direct,
-                               n, key, bounding).compute()
-        grams_of: dict = {}
-        for _, _, _, found in parts:
-            grams_of.update(found)
-        bounded, idents = _merge_rows([(w, k, i) for w, k, i, _ in parts])
-        return [grams_of[tuple(x)] for x in idents.tolist()], bounded
+        parts = self.data._map(_level_rows_of, self.bounding, self.released[:n - 1],
+                               self.direct, n, key, bounding)
+        merged = _MergedRows([p[:4] for p in parts])
+        grams = [g for p in parts for g in p[4]]
+        return [grams[i] for i in merged.first.tolist()], merged.bounded
 
     def set_released(self, n: int, grams: list[Gram]) -> None:
         self.released = self.released[:n - 1] + [list(grams)]
@@ -288,13 +321,16 @@ class _DaskLevels:
 
 
 class DaskSequences:
-    """Token sequences on the cluster (``bounding.UserData``): one TokenCorpus per partition."""
+    """Token sequences on the cluster (``bounding.UserData``): futures of one TokenCorpus per
+    partition."""
 
-    def __init__(self, parts, joiner: str):
-        self.parts, self.joiner = parts, joiner
+    def __init__(self, client, parts: list, joiner: str):
+        self.client, self.parts, self.joiner = client, parts, joiner
+
+    _map = DaskUserItems._map
 
     def ngram_levels(self, bounding: Bounding) -> _DaskLevels:
-        return _DaskLevels(self.parts, bounding, self.joiner)
+        return _DaskLevels(self, bounding)
 
     def bounded_rows(self, *args, **kwargs):
         raise needs_item_sets()
@@ -324,25 +360,34 @@ class DaskBackend:
                                         processes=True, dashboard_address=":0")
             self.client = Client(self.cluster)
 
+    def _slots(self) -> list[str]:
+        """One worker address per worker thread: a partition each."""
+        if self.cluster is not None:
+            self.client.wait_for_workers(self.n_workers)
+        else:
+            self.client.wait_for_workers(1)
+        workers = self.client.scheduler_info()["workers"]
+        return [a for a in sorted(workers) for _ in range(workers[a].get("nthreads", 1))]
+
     def load(self, reader, extractor, sequences: bool = False, progress=None):
-        import dask.bag as db
-        from dask import delayed
         from distributed import wait
 
-        n_parts = 2 * max(self.n_workers, 1)
+        client, slots = self.client, self._slots()
         load = _load_sequences if sequences else _load_itemsets
-        per_file = [delayed(load, pure=False)(r, extractor, n_parts)
+        per_file = [client.submit(load, r, extractor, len(slots), pure=False)
                     for r in _file_readers(reader)]
-        if sequences:
-            parts = [delayed(_corpus_partition)([delayed(_piece)(f, p) for f in per_file],
-                                                extractor.joiner) for p in range(n_parts)]
-        else:
-            cap = getattr(extractor, "max_distinct_per_user", None)
-            parts = [delayed(_itemsets_partition)([delayed(_piece)(f, p) for f in per_file],
-                                                  cap) for p in range(n_parts)]
-        bag = db.from_delayed(parts).persist()
-        wait(bag)   # one ItemSets / TokenCorpus per partition, each user in exactly one
-        return DaskSequences(bag, extractor.joiner) if sequences else DaskUserItems(bag)
+        build, arg = (_corpus_partition, extractor.joiner) if sequences else \
+            (_itemsets_partition, getattr(extractor, "max_distinct_per_user", None))
+        parts = [client.submit(build, arg, *[client.submit(_piece, f, p, pure=False)
+                                             for f in per_file],
+                               workers=[w], allow_other_workers=True, pure=False)
+                 for p, w in enumerate(slots)]
+        wait(parts)   # one ItemSets / TokenCorpus per worker thread, each user in exactly one
+        for f in parts:
+            if f.status == "error":
+                f.result()   # the reader's or extractor's own error, raised here
+        return DaskSequences(client, parts, extractor.joiner) if sequences else \
+            DaskUserItems(client, parts)
 
     def describe(self) -> dict:
         return {"backend": "dask",
