@@ -23,6 +23,20 @@ _PART_KEY = b"dp-vocab dask: user to partition"
 _ID_KEY = b"dp-vocab dask: second item hash."
 
 
+class _Whole:
+    """A value sent between processes as one pickle: ``distributed`` serializes lists, tuples
+    and dicts element by element, which costs seconds for a list of a million strings."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
+def _unwrapped(results: list) -> list:
+    return [r.value for r in results]
+
+
 def _siphash(values: list, key: bytes = _ID_KEY) -> np.ndarray:
     """A 64-bit SipHash of each string or integer (type-tagged: "1" and 1 differ)."""
     return user_keys(values, key)[1]
@@ -48,8 +62,12 @@ def _file_readers(reader) -> list:
     return out
 
 
-def _user_parts(user_ids: list, n_parts: int) -> np.ndarray:
-    """Each user's partition: a hash of its id and id type, the same in every process."""
+def _user_parts(user_ids: list, n_parts: int, alone: bool) -> np.ndarray:
+    """Each user's partition: a hash of its id and id type, the same in every process; in
+    contiguous ranges of rows when the input is ``alone`` (one file: no other file's users to
+    agree with)."""
+    if alone:
+        return np.arange(len(user_ids), dtype=np.int64) * n_parts // max(len(user_ids), 1)
     return (_siphash(user_ids, _PART_KEY) % np.uint64(n_parts)).astype(np.int64)
 
 
@@ -77,10 +95,10 @@ def _compact(strings: list, ids: np.ndarray) -> tuple[list, np.ndarray]:
     return [strings[i] for i in kept.tolist()], new_ids
 
 
-def _load_itemsets(reader, extractor, n_parts: int) -> list[tuple]:
+def _load_itemsets(reader, extractor, n_parts: int, alone: bool) -> _Whole:
     from ..extraction import extract_itemsets
     its = extract_itemsets(reader, extractor)
-    part = _user_parts(its.user_ids, n_parts)
+    part = _user_parts(its.user_ids, n_parts, alone)
     pieces = []
     for p in range(n_parts):
         rows = np.flatnonzero(part == p)
@@ -88,13 +106,13 @@ def _load_itemsets(reader, extractor, n_parts: int) -> list[tuple]:
         strings, items = _compact(its.vocab.strings, its.items[take])
         pieces.append(([its.user_ids[r] for r in rows.tolist()], strings, ptr, items,
                        its.counts[take]))
-    return pieces
+    return _Whole(pieces)
 
 
-def _load_sequences(reader, extractor, n_parts: int) -> list[tuple]:
+def _load_sequences(reader, extractor, n_parts: int, alone: bool) -> _Whole:
     from ..extraction import extract_sequences
     corpus = extract_sequences(reader, extractor)
-    part_of_seq = _user_parts(corpus.user_ids, n_parts)[corpus.seq_user]
+    part_of_seq = _user_parts(corpus.user_ids, n_parts, alone)[corpus.seq_user]
     pieces = []
     for p in range(n_parts):
         seqs = np.flatnonzero(part_of_seq == p)
@@ -103,14 +121,15 @@ def _load_sequences(reader, extractor, n_parts: int) -> list[tuple]:
         strings, tokens = _compact(corpus.vocab.strings, corpus.tokens[take])
         pieces.append(([corpus.user_ids[u] for u in users.tolist()], strings, tokens, ptr,
                        seq_user.reshape(-1)))
-    return pieces
+    return _Whole(pieces)
 
 
-def _piece(pieces: list, p: int):
-    return pieces[p]
+def _piece(pieces: _Whole, p: int) -> _Whole:
+    return _Whole(pieces.value[p])
 
 
-def _itemsets_partition(cap: int | None, *pieces) -> ItemSets:
+def _itemsets_partition(cap: int | None, *pieces: _Whole) -> ItemSets:
+    pieces = tuple(_unwrapped(pieces))
     if len(pieces) == 1:   # one input file: its piece is already grouped, sorted and capped
         user_ids, strings, indptr, items, counts = pieces[0]
         vocab = Vocabulary.from_index(dict(zip(strings, range(len(strings)))))
@@ -119,9 +138,9 @@ def _itemsets_partition(cap: int | None, *pieces) -> ItemSets:
     return merge_itemsets(pieces, cap)
 
 
-def _corpus_partition(joiner: str, *pieces) -> TokenCorpus:
+def _corpus_partition(joiner: str, *pieces: _Whole) -> TokenCorpus:
     from ..extraction import merge_sequences
-    return merge_sequences(pieces, joiner)
+    return merge_sequences(_unwrapped(pieces), joiner)
 
 
 # -- combining the partitions' answers: by item identity (the public item hash and a second,
@@ -148,7 +167,7 @@ def _unique_rows(idents: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray
 
 def _weights_of(its: ItemSets, key: bytes, bounding: Bounding, weighting, exclude):
     w = its.weight_sums(key, bounding, weighting, exclude)
-    return w.names, _identities(w.hashes, w.names), w.weights
+    return _Whole((w.names, _identities(w.hashes, w.names), w.weights))
 
 
 def _add_weights(parts: list) -> ItemWeights:
@@ -169,12 +188,12 @@ def _rows_of(its: ItemSets, key: bytes, bounding: Bounding):
     ids, items = _used(b.bounded.items, len(its.vocab))
     strings = its.vocab.strings
     table = _identities(its.vocab.hashes()[ids], [strings[i] for i in ids.tolist()])
-    return b.order_words, np.diff(b.bounded.indptr), items, table, ids
+    return _Whole((b.order_words, np.diff(b.bounded.indptr), items, table, ids))
 
 
 def _strings_at(its: ItemSets, ids: np.ndarray) -> list[str]:
     strings = its.vocab.strings
-    return [strings[i] for i in ids.tolist()]
+    return _Whole([strings[i] for i in ids.tolist()])
 
 
 class _MergedRows:
@@ -209,6 +228,10 @@ class _MergedRows:
         return part, at - self.offsets[part]
 
 
+def _holder_counts(its: ItemSets, items: list) -> _Whole:
+    return _Whole(its.holder_counts(items))
+
+
 class DaskUserItems:
     """Item sets on the cluster (``bounding.UserData``): futures of one ItemSets per partition."""
 
@@ -216,8 +239,9 @@ class DaskUserItems:
         self.client, self.parts = client, parts
 
     def _map(self, fn, *args) -> list:
-        return self.client.gather([self.client.submit(fn, p, *args, pure=False)
-                                   for p in self.parts])
+        """``fn(partition, *args)`` on every partition, where it lives (results as _Whole)."""
+        return _unwrapped(self.client.gather([self.client.submit(fn, p, *args, pure=False)
+                                              for p in self.parts]))
 
     def weight_sums(self, key: bytes, bounding: Bounding, weighting,
                     exclude: frozenset[str] = frozenset()) -> ItemWeights:
@@ -230,19 +254,21 @@ class DaskUserItems:
 
         def names_of(ids: np.ndarray) -> list[str]:
             part, pos = merged.source(np.asarray(ids, dtype=np.int64))
-            mine = [np.flatnonzero(part == p) for p in range(len(self.parts))]
-            found = self.client.gather([
-                self.client.submit(_strings_at, f, vocab_ids[p][pos[mine[p]]], pure=False)
-                for p, f in enumerate(self.parts)])
-            names = np.empty(part.size, dtype=object)
-            for where, strings in zip(mine, found):
-                names[where] = strings
-            return names.tolist()
+            order = np.argsort(part, kind="stable")   # the requests, partition by partition
+            ends = np.searchsorted(part[order], np.arange(len(self.parts) + 1))
+            found = _unwrapped(self.client.gather([
+                self.client.submit(_strings_at, f, vocab_ids[p][pos[order[ends[p]:ends[p + 1]]]],
+                                   pure=False)
+                for p, f in enumerate(self.parts)]))
+            got = [s for strings in found for s in strings]
+            rank = np.empty_like(order)
+            rank[order] = np.arange(order.size)
+            return [got[i] for i in rank.tolist()]
         return BoundedRows(merged.bounded, merged.idents[:, 0].copy(), names_of)
 
     def holder_counts(self, items) -> np.ndarray:
         items = list(items)
-        parts = self._map(ItemSets.holder_counts, items)
+        parts = self._map(_holder_counts, items)
         return np.sum(parts, axis=0) if parts else np.zeros(len(items))
 
     def ngram_levels(self, bounding: Bounding):
@@ -265,7 +291,7 @@ def _level_of(corpus: TokenCorpus, bounding: Bounding, released: list, direct, n
               key: bytes, level_bounding=None):
     levels = _replayed(corpus, bounding, released, direct)
     grams, w = levels.level_weights(n, key, level_bounding)
-    return dict(zip(grams, w.tolist()))
+    return _Whole(dict(zip(grams, w.tolist())))
 
 
 def _level_rows_of(corpus: TokenCorpus, bounding: Bounding, released: list, direct, n: int,
@@ -277,7 +303,7 @@ def _level_rows_of(corpus: TokenCorpus, bounding: Bounding, released: list, dire
     ids, items = _used(rows.bounded.items, len(grams))
     grams = [grams[i] for i in ids.tolist()]
     table = _identities(rows.hashes[ids], [corpus.joiner.join(g) for g in grams])
-    return rows.order_words, np.diff(rows.bounded.indptr), items, table, grams
+    return _Whole((rows.order_words, np.diff(rows.bounded.indptr), items, table, grams))
 
 
 def _add_dicts(parts):
@@ -374,8 +400,9 @@ class DaskBackend:
 
         client, slots = self.client, self._slots()
         load = _load_sequences if sequences else _load_itemsets
-        per_file = [client.submit(load, r, extractor, len(slots), pure=False)
-                    for r in _file_readers(reader)]
+        readers = _file_readers(reader)
+        per_file = [client.submit(load, r, extractor, len(slots), len(readers) == 1, pure=False)
+                    for r in readers]
         build, arg = (_corpus_partition, extractor.joiner) if sequences else \
             (_itemsets_partition, getattr(extractor, "max_distinct_per_user", None))
         parts = [client.submit(build, arg, *[client.submit(_piece, f, p, pure=False)
