@@ -181,5 +181,5 @@ def test_items_sharing_a_first_hash_stay_apart_when_merged():
     by_id = [names[int(merged.offsets[p] + i)] for p, i in zip(part.tolist(), pos.tolist())]
     b_ = merged.bounded
     rows = [[by_id[i] for i in b_.items[b_.indptr[r]:b_.indptr[r + 1]]]
-            for r in range(len(b_.indptr) - 1)]
+            for r in b_.order.tolist()]
     assert rows == [["z"], ["y", "x"], ["x", "y"]]   # keyed order: words 1, 2, 3

@@ -128,14 +128,25 @@ def _piece(pieces: _Whole, p: int) -> _Whole:
     return _Whole(pieces.value[p])
 
 
-def _itemsets_partition(cap: int | None, *pieces: _Whole) -> ItemSets:
+class _Partition(ItemSets):
+    """One partition's item sets and the identities of its vocabulary (``_identities``),
+    hashed once where the partition is built."""
+
+    __slots__ = ("identities",)
+
+    def __init__(self, its: ItemSets):
+        super().__init__(its.vocab, its.user_ids, its.indptr, its.items, its.counts)
+        self.identities = _identities(its.vocab.hashes(), its.vocab.strings)
+
+
+def _itemsets_partition(cap: int | None, *pieces: _Whole) -> _Partition:
     pieces = tuple(_unwrapped(pieces))
     if len(pieces) == 1:   # one input file: its piece is already grouped, sorted and capped
         user_ids, strings, indptr, items, counts = pieces[0]
         vocab = Vocabulary.from_index(dict(zip(strings, range(len(strings)))))
-        return ItemSets(vocab, user_ids, indptr, items, counts)
+        return _Partition(ItemSets(vocab, user_ids, indptr, items, counts))
     from ..extraction import merge_itemsets
-    return merge_itemsets(pieces, cap)
+    return _Partition(merge_itemsets(pieces, cap))
 
 
 def _corpus_partition(joiner: str, *pieces: _Whole) -> TokenCorpus:
@@ -165,9 +176,11 @@ def _unique_rows(idents: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray
     return uniq, index, inverse.reshape(-1)
 
 
-def _weights_of(its: ItemSets, key: bytes, bounding: Bounding, weighting, exclude):
+def _weights_of(its: _Partition, key: bytes, bounding: Bounding, weighting, exclude):
     w = its.weight_sums(key, bounding, weighting, exclude)
-    return _Whole((w.names, _identities(w.hashes, w.names), w.weights))
+    index = its.vocab.index
+    ids = np.fromiter((index[n] for n in w.names), dtype=np.int64, count=len(w.names))
+    return _Whole((w.names, its.identities[ids], w.weights))
 
 
 def _add_weights(parts: list) -> ItemWeights:
@@ -180,15 +193,11 @@ def _add_weights(parts: list) -> ItemWeights:
                        np.bincount(inverse, weights=weights, minlength=len(uniq)))
 
 
-def _rows_of(its: ItemSets, key: bytes, bounding: Bounding):
-    """One partition's bounded rows as numbers only: order words, row lengths, items as
-    indices into its table of identities of the items they use, and their vocabulary ids
-    (to fetch the strings of candidates later)."""
+def _rows_of(its: _Partition, key: bytes, bounding: Bounding):
+    """One partition's bounded rows as numbers only: order words, row lengths, item ids and
+    the identities of its vocabulary (which the ids index)."""
     b = its.bounded_rows(key, bounding)   # its order words: the users' keyed PRF values
-    ids, items = _used(b.bounded.items, len(its.vocab))
-    strings = its.vocab.strings
-    table = _identities(its.vocab.hashes()[ids], [strings[i] for i in ids.tolist()])
-    return _Whole((b.order_words, np.diff(b.bounded.indptr), items, table, ids))
+    return _Whole((b.order_words, np.diff(b.bounded.indptr), b.bounded.items, its.identities))
 
 
 def _strings_at(its: ItemSets, ids: np.ndarray) -> list[str]:
@@ -197,9 +206,9 @@ def _strings_at(its: ItemSets, ids: np.ndarray) -> list[str]:
 
 
 class _MergedRows:
-    """All partitions' bounded rows in keyed order, items as ids into the sorted distinct
-    identities (``idents``); ``source(ids)`` tells, for each, a partition holding it and its
-    position in that partition's table."""
+    """All partitions' bounded rows (one after the other, ``order`` the keyed order over
+    them all), items as ids into the sorted distinct identities (``idents``); ``source(ids)``
+    tells, for each, a partition holding it and its position in that partition's table."""
 
     def __init__(self, parts: list):
         if not parts:
@@ -211,16 +220,12 @@ class _MergedRows:
         self.offsets = np.zeros(len(parts) + 1, dtype=np.int64)
         np.cumsum(sizes, out=self.offsets[1:])
         self.idents, self.first, inverse = _unique_rows(np.concatenate([p[3] for p in parts]))
+        inverse = inverse.astype(np.int32)
         items = np.concatenate([inverse[off + p[2]] for off, p in zip(self.offsets, parts)])
-        order = keyed_order(words)
-        starts = np.zeros(lengths.size + 1, dtype=np.int64)
-        np.cumsum(lengths, out=starts[1:])
-        new_len = lengths[order]
         indptr = np.zeros(lengths.size + 1, dtype=np.int64)
-        np.cumsum(new_len, out=indptr[1:])
-        take = np.repeat(starts[:-1][order] - indptr[:-1], new_len) + np.arange(indptr[-1])
-        self.bounded = Bounded(np.arange(lengths.size, dtype=np.int64), indptr,
-                               items[take].astype(np.int32), np.ones(take.size, dtype=np.int32))
+        np.cumsum(lengths, out=indptr[1:])
+        self.bounded = Bounded(keyed_order(words), indptr, items,
+                               np.ones(items.size, dtype=np.int32))
 
     def source(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         at = self.first[ids]
@@ -248,17 +253,14 @@ class DaskUserItems:
         return _add_weights(self._map(_weights_of, key, bounding, weighting, exclude))
 
     def bounded_rows(self, key: bytes, bounding: Bounding) -> BoundedRows:
-        parts = self._map(_rows_of, key, bounding)
-        merged = _MergedRows([p[:4] for p in parts])
-        vocab_ids = [p[4] for p in parts]
+        merged = _MergedRows(self._map(_rows_of, key, bounding))
 
         def names_of(ids: np.ndarray) -> list[str]:
             part, pos = merged.source(np.asarray(ids, dtype=np.int64))
             order = np.argsort(part, kind="stable")   # the requests, partition by partition
             ends = np.searchsorted(part[order], np.arange(len(self.parts) + 1))
             found = _unwrapped(self.client.gather([
-                self.client.submit(_strings_at, f, vocab_ids[p][pos[order[ends[p]:ends[p + 1]]]],
-                                   pure=False)
+                self.client.submit(_strings_at, f, pos[order[ends[p]:ends[p + 1]]], pure=False)
                 for p, f in enumerate(self.parts)]))
             got = [s for strings in found for s in strings]
             rank = np.empty_like(order)
@@ -300,7 +302,7 @@ def _level_rows_of(corpus: TokenCorpus, bounding: Bounding, released: list, dire
     its table."""
     grams, rows = _replayed(corpus, bounding, released, direct).level_item_rows(
         n, key, level_bounding)
-    ids, items = _used(rows.bounded.items, len(grams))
+    ids, items = _used(rows.bounded.items, len(grams))   # only the grams some row keeps
     grams = [grams[i] for i in ids.tolist()]
     table = _identities(rows.hashes[ids], [corpus.joiner.join(g) for g in grams])
     return _Whole((rows.order_words, np.diff(rows.bounded.indptr), items, table, grams))
