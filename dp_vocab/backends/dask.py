@@ -43,9 +43,10 @@ def _siphash(values: list, key: bytes = _ID_KEY) -> np.ndarray:
 
 
 # -- loading: each input file is extracted where it is read (columnar where the extractor
-# allows, as locally), its users split by a stable hash into the partitions, and each partition
-# merges its users' pieces from every file: one ItemSets / TokenCorpus per partition, each user
-# in exactly one. Only integer arrays and the pieces' own item strings cross processes.
+# allows, as locally), its users split into the partitions (by a stable hash of the user id,
+# or in contiguous ranges when there is one file), and each partition merges its users' pieces
+# from every file: one ItemSets / TokenCorpus per partition, each user in exactly one. Only
+# integer arrays and the pieces' own item strings cross processes.
 def _file_readers(reader) -> list:
     """One reader per input file (a copy with the same settings), or the reader itself when
     its input can't be split (a text folder, an in-memory frame)."""
@@ -200,7 +201,7 @@ def _rows_of(its: _Partition, key: bytes, bounding: Bounding):
     return _Whole((b.order_words, np.diff(b.bounded.indptr), b.bounded.items, its.identities))
 
 
-def _strings_at(its: ItemSets, ids: np.ndarray) -> list[str]:
+def _strings_at(its: ItemSets, ids: np.ndarray) -> _Whole:
     strings = its.vocab.strings
     return _Whole([strings[i] for i in ids.tolist()])
 
