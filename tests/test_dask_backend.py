@@ -183,3 +183,19 @@ def test_items_sharing_a_first_hash_stay_apart_when_merged():
     rows = [[by_id[i] for i in b_.items[b_.indptr[r]:b_.indptr[r + 1]]]
             for r in b_.order.tolist()]
     assert rows == [["z"], ["y", "x"], ["x", "y"]]   # keyed order: words 1, 2, 3
+
+
+def test_rows_tied_on_the_first_order_word_are_ordered_by_all_three():
+    # only first words cross by default; a forged tie makes the merge ask for the full words
+    from dp_vocab.backends.dask import _MergedRows
+    table = np.array([[1, 1], [2, 2]], dtype=np.uint64)
+    full = [np.array([[5, 9, 0], [4, 0, 0]], np.uint64), np.array([[5, 3, 0]], np.uint64)]
+    parts = [(full[0][:, 0].copy(), np.array([1, 1], np.int32), np.array([0, 1], np.int32),
+              table),
+             (full[1][:, 0].copy(), np.array([1], np.int32), np.array([1], np.int32), table)]
+    asked = []
+    merged = _MergedRows(parts, lambda: asked.append(1) or full)
+    assert asked == [1]
+    assert merged.bounded.order.tolist() == [1, 2, 0]   # words 4, (5, 3), (5, 9)
+    untied = [(np.array([7, 4], np.uint64),) + p[1:] for p in parts[:1]]
+    assert _MergedRows(untied, lambda: 1 / 0).bounded.order.tolist() == [1, 0]

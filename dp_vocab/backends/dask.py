@@ -195,10 +195,16 @@ def _add_weights(parts: list) -> ItemWeights:
 
 
 def _rows_of(its: _Partition, key: bytes, bounding: Bounding):
-    """One partition's bounded rows as numbers only: order words, row lengths, item ids and
-    the identities of its vocabulary (which the ids index)."""
+    """One partition's bounded rows as numbers only: the first of the users' order words (the
+    others only on a tie, ``_order_words_of``), row lengths, item ids and the identities of its
+    vocabulary (which the ids index)."""
     b = its.bounded_rows(key, bounding)   # its order words: the users' keyed PRF values
-    return _Whole((b.order_words, np.diff(b.bounded.indptr), b.bounded.items, its.identities))
+    return _Whole((b.order_words[:, 0].copy(), np.diff(b.bounded.indptr).astype(np.int32),
+                   b.bounded.items, its.identities))
+
+
+def _order_words_of(its: ItemSets, key: bytes) -> _Whole:
+    return _Whole(user_keys(its.user_ids, key)[0])
 
 
 def _strings_at(its: ItemSets, ids: np.ndarray) -> _Whole:
@@ -209,13 +215,18 @@ def _strings_at(its: ItemSets, ids: np.ndarray) -> _Whole:
 class _MergedRows:
     """All partitions' bounded rows (one after the other, ``order`` the keyed order over
     them all), items as ids into the sorted distinct identities (``idents``); ``source(ids)``
-    tells, for each, a partition holding it and its position in that partition's table."""
+    tells, for each, a partition holding it and its position in that partition's table.
 
-    def __init__(self, parts: list):
+    Each part: (order words, row lengths, item ids into the part's table, table of
+    identities). Order words are (n, 3), or only their first word (n,): then ``full_words()``
+    gives every part's (n, 3) words, asked for only when two users tie on the first word."""
+
+    def __init__(self, parts: list, full_words=None):
         if not parts:
             parts = [(np.zeros((0, 3), np.uint64), np.zeros(0, np.int64),
                       np.zeros(0, np.int32), np.zeros((0, 2), np.uint64))]
         words = np.concatenate([p[0] for p in parts])
+        order = self._order(words, full_words)
         lengths = np.concatenate([p[1] for p in parts])
         sizes = [len(p[3]) for p in parts]
         self.offsets = np.zeros(len(parts) + 1, dtype=np.int64)
@@ -225,8 +236,19 @@ class _MergedRows:
         items = np.concatenate([inverse[off + p[2]] for off, p in zip(self.offsets, parts)])
         indptr = np.zeros(lengths.size + 1, dtype=np.int64)
         np.cumsum(lengths, out=indptr[1:])
-        self.bounded = Bounded(keyed_order(words), indptr, items,
-                               np.ones(items.size, dtype=np.int32))
+        self.bounded = Bounded(order, indptr, items, np.ones(items.size, dtype=np.int32))
+
+    @staticmethod
+    def _order(words: np.ndarray, full_words) -> np.ndarray:
+        if words.ndim == 2:
+            return keyed_order(words)
+        padded = np.zeros((words.size, 3), dtype=np.uint64)
+        padded[:, 0] = words
+        order = keyed_order(padded)
+        first = words[order]
+        if first.size > 1 and (first[1:] == first[:-1]).any():   # ~n²·2⁻⁶⁵: all 192 bits
+            order = keyed_order(np.concatenate(full_words()))
+        return order
 
     def source(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         at = self.first[ids]
@@ -254,7 +276,8 @@ class DaskUserItems:
         return _add_weights(self._map(_weights_of, key, bounding, weighting, exclude))
 
     def bounded_rows(self, key: bytes, bounding: Bounding) -> BoundedRows:
-        merged = _MergedRows(self._map(_rows_of, key, bounding))
+        merged = _MergedRows(self._map(_rows_of, key, bounding),
+                             lambda: self._map(_order_words_of, key))
 
         def names_of(ids: np.ndarray) -> list[str]:
             part, pos = merged.source(np.asarray(ids, dtype=np.int64))
