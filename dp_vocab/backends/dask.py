@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..bounding import Bounded, Bounding, BoundedRows, ItemWeights, keyed_order, user_keys
+from ..bounding import Bounded, BoundedRows, Bounding, ItemWeights, keyed_order, user_keys
 from ..errors import ParameterError
 from ..itemsets import ItemSets, Vocabulary, needs_item_sets, needs_sequences
 from ..sequences import Gram, TokenCorpus
@@ -33,7 +33,7 @@ class _Whole:
         self.value = value
 
 
-def _unwrapped(results: list) -> list:
+def _unwrapped(results) -> list:
     return [r.value for r in results]
 
 
@@ -140,8 +140,8 @@ class _Partition(ItemSets):
         self.identities = _identities(its.vocab.hashes(), its.vocab.strings)
 
 
-def _itemsets_partition(cap: int | None, *pieces: _Whole) -> _Partition:
-    pieces = tuple(_unwrapped(pieces))
+def _itemsets_partition(cap: int | None, *wrapped: _Whole) -> _Partition:
+    pieces = _unwrapped(wrapped)
     if len(pieces) == 1:   # one input file: its piece is already grouped, sorted and capped
         user_ids, strings, indptr, items, counts = pieces[0]
         vocab = Vocabulary.from_index(dict(zip(strings, range(len(strings)))))
@@ -199,6 +199,7 @@ def _rows_of(its: _Partition, key: bytes, bounding: Bounding):
     others only on a tie, ``_order_words_of``), row lengths, item ids and the identities of its
     vocabulary (which the ids index)."""
     b = its.bounded_rows(key, bounding)   # its order words: the users' keyed PRF values
+    assert b.order_words is not None   # ItemSets.bounded_rows always sets them
     return _Whole((b.order_words[:, 0].copy(), np.diff(b.bounded.indptr).astype(np.int32),
                    b.bounded.items, its.identities))
 
@@ -256,6 +257,11 @@ class _MergedRows:
         return part, at - self.offsets[part]
 
 
+def _map(client, parts: list, fn, *args) -> list:
+    """``fn(partition, *args)`` on every partition, where it lives (results sent as _Whole)."""
+    return _unwrapped(client.gather([client.submit(fn, p, *args, pure=False) for p in parts]))
+
+
 def _holder_counts(its: ItemSets, items: list) -> _Whole:
     return _Whole(its.holder_counts(items))
 
@@ -267,9 +273,7 @@ class DaskUserItems:
         self.client, self.parts = client, parts
 
     def _map(self, fn, *args) -> list:
-        """``fn(partition, *args)`` on every partition, where it lives (results as _Whole)."""
-        return _unwrapped(self.client.gather([self.client.submit(fn, p, *args, pure=False)
-                                              for p in self.parts]))
+        return _map(self.client, self.parts, fn, *args)
 
     def weight_sums(self, key: bytes, bounding: Bounding, weighting,
                     exclude: frozenset[str] = frozenset()) -> ItemWeights:
@@ -344,7 +348,7 @@ class _DaskLevels:
     """DPNE levels on the cluster: each partition replays the released levels (public,
     broadcast) on its own TokenCorpus and weighs level n; the sums come back."""
 
-    def __init__(self, data: "DaskSequences", bounding: Bounding):
+    def __init__(self, data: DaskSequences, bounding: Bounding):
         self.data, self.bounding, self.joiner = data, bounding, data.joiner
         self.released: list[list[Gram]] = []
         self.direct: tuple[int, list[Gram]] | None = None   # S_{n−1} given alone (tests)
@@ -379,7 +383,8 @@ class DaskSequences:
     def __init__(self, client, parts: list, joiner: str):
         self.client, self.parts, self.joiner = client, parts, joiner
 
-    _map = DaskUserItems._map
+    def _map(self, fn, *args) -> list:
+        return _map(self.client, self.parts, fn, *args)
 
     def ngram_levels(self, bounding: Bounding) -> _DaskLevels:
         return _DaskLevels(self, bounding)
