@@ -162,19 +162,24 @@ def _identities(hashes: np.ndarray, strings: list[str]) -> np.ndarray:
     return np.stack([hashes, _siphash(strings)], axis=1)
 
 
-def _unique_rows(idents: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Sorted distinct (first hash, second hash) rows, the index of each one's first occurrence
-    and each row's index among them. One sort on the first hash when it alone tells the items
-    apart (the usual case)."""
-    if not idents.size:
-        return idents.reshape(0, 2), np.zeros(0, np.int64), np.zeros(0, np.int64)
-    first, index, inverse = np.unique(idents[:, 0], return_index=True, return_inverse=True)
+def _unique_rows(idents: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted distinct (first hash, second hash) rows and each row's index among them. One
+    sort on the first hash when it alone tells the items apart (the usual case)."""
+    first, inverse = np.unique(idents[:, 0], return_inverse=True)
     inverse = inverse.reshape(-1)
-    second = idents[index, 1]
+    second = np.zeros(first.size, dtype=np.uint64)
+    second[inverse] = idents[:, 1]
     if np.array_equal(second[inverse], idents[:, 1]):   # no two items share a first hash
-        return np.stack([first, second], axis=1), index, inverse
-    uniq, index, inverse = np.unique(idents, axis=0, return_index=True, return_inverse=True)
-    return uniq, index, inverse.reshape(-1)
+        return np.stack([first, second], axis=1), inverse
+    uniq, inverse = np.unique(idents, axis=0, return_inverse=True)
+    return uniq, inverse.reshape(-1)
+
+
+def _an_occurrence(inverse: np.ndarray, n: int) -> np.ndarray:
+    """For each of ``n`` distinct rows, the index of one row equal to it."""
+    where = np.zeros(n, dtype=np.int64)
+    where[inverse] = np.arange(inverse.size)
+    return where
 
 
 def _weights_of(its: _Partition, key: bytes, bounding: Bounding, weighting, exclude):
@@ -187,10 +192,11 @@ def _weights_of(its: _Partition, key: bytes, bounding: Bounding, weighting, excl
 def _add_weights(parts: list) -> ItemWeights:
     """The partitions' (names, identities, weights) summed by identity (in partition order)."""
     names = [n for p in parts for n in p[0]]
-    uniq, first, inverse = _unique_rows(
+    uniq, inverse = _unique_rows(
         np.concatenate([p[1] for p in parts]) if parts else np.zeros((0, 2), np.uint64))
     weights = np.concatenate([p[2] for p in parts]) if parts else np.zeros(0)
-    return ItemWeights([names[i] for i in first.tolist()], uniq[:, 0].copy(),
+    return ItemWeights([names[i] for i in _an_occurrence(inverse, len(uniq)).tolist()],
+                       uniq[:, 0].copy(),
                        np.bincount(inverse, weights=weights, minlength=len(uniq)))
 
 
@@ -232,7 +238,8 @@ class _MergedRows:
         sizes = [len(p[3]) for p in parts]
         self.offsets = np.zeros(len(parts) + 1, dtype=np.int64)
         np.cumsum(sizes, out=self.offsets[1:])
-        self.idents, self.first, inverse = _unique_rows(np.concatenate([p[3] for p in parts]))
+        self.idents, inverse = _unique_rows(np.concatenate([p[3] for p in parts]))
+        self.found_at = _an_occurrence(inverse, len(self.idents))   # a row holding each item
         inverse = inverse.astype(np.int32)
         items = np.concatenate([inverse[off + p[2]] for off, p in zip(self.offsets, parts)])
         indptr = np.zeros(lengths.size + 1, dtype=np.int64)
@@ -252,7 +259,7 @@ class _MergedRows:
         return order
 
     def source(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        at = self.first[ids]
+        at = self.found_at[ids]
         part = np.searchsorted(self.offsets, at, side="right") - 1
         return part, at - self.offsets[part]
 
@@ -366,7 +373,7 @@ class _DaskLevels:
                                self.direct, n, key, bounding)
         merged = _MergedRows([p[:4] for p in parts])
         grams = [g for p in parts for g in p[4]]
-        return [grams[i] for i in merged.first.tolist()], merged.bounded
+        return [grams[i] for i in merged.found_at.tolist()], merged.bounded
 
     def set_released(self, n: int, grams: list[Gram]) -> None:
         self.released = self.released[:n - 1] + [list(grams)]
