@@ -1,11 +1,14 @@
 """Local vs Dask on the PyPI summaries corpus (842k users, one document each).
 
     python benchmarks/bench_dask.py [--corpus PATH] [--workers 2] [--mechanism weighted_gaussian]
+                                    [--repeat 1]
 
 Prints, for each backend: load (read + tokenize + group by user) time, release time, the released
 size, and peak RSS (driver; for Dask also the largest worker), then the ratio Dask / local end to
-end (load + release; the goal on one machine: at most 1.5x). Both extract columnar: Dask runs the
-local extraction on each input file in a worker. A real cluster: set
+end (load + release; the goal on one machine: at most 1.5x). Each run is a fresh process
+(first-call costs included, as in a real run). ``--repeat N`` runs N local/Dask pairs back to
+back and prints the median ratio: on a shared machine one pair is noisy. Both extract
+columnar: Dask runs the local extraction on each input file in a worker. A real cluster: set
 ``[run] backend = "dask"`` and ``scheduler_address = "tcp://host:8786"`` in a recipe, or
 ``--run.backend dask --run.scheduler_address tcp://host:8786`` on the command line.
 """
@@ -13,7 +16,9 @@ local extraction on each input file in a worker. A real cluster: set
 from __future__ import annotations
 
 import argparse
+import os
 import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -58,26 +63,35 @@ def main() -> None:
     ap.add_argument("--corpus", type=Path, default=SHARED / "pypi_summaries.jsonl.gz")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--mechanism", default="weighted_gaussian")
+    ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--backend", choices=["local", "dask"])
     args = ap.parse_args()
     if args.backend:
         measure(args.backend, args.corpus, args.workers, args.mechanism)
         return
-    totals: dict = {}
-    for mech in (args.mechanism, "policy_gaussian"):
-        for backend in ("local", "dask"):  # separate processes: separate peak RSS
-            out = subprocess.run([sys.executable, __file__, "--backend", backend, "--corpus",
-                                  str(args.corpus), "--workers", str(args.workers),
-                                  "--mechanism", mech], check=True, capture_output=True,
-                                 text=True).stdout
-            for line in out.splitlines():
-                if line.startswith("RESULT "):
-                    _, name, _, total = line.split()
-                    totals[name] = float(total)
-                else:
-                    print(line, flush=True)
-        print(f"{mech}: dask / local end to end (load + release) = "
-              f"{totals['dask'] / totals['local']:.2f}x", flush=True)
+    print(f"{os.cpu_count()} CPUs, load average at start "
+          f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}", flush=True)
+    for mech in dict.fromkeys((args.mechanism, "policy_gaussian")):
+        ratios = []
+        for _ in range(args.repeat):
+            totals: dict = {}
+            for backend in ("local", "dask"):  # separate processes: separate peak RSS
+                out = subprocess.run([sys.executable, __file__, "--backend", backend,
+                                      "--corpus", str(args.corpus), "--workers",
+                                      str(args.workers), "--mechanism", mech], check=True,
+                                     capture_output=True, text=True).stdout
+                for line in out.splitlines():
+                    if line.startswith("RESULT "):
+                        _, name, _, total = line.split()
+                        totals[name] = float(total)
+                    else:
+                        print(line, flush=True)
+            ratios.append(totals["dask"] / totals["local"])
+            print(f"{mech}: dask / local end to end (load + release) = {ratios[-1]:.2f}x",
+                  flush=True)
+        if args.repeat > 1:
+            print(f"{mech}: median of {args.repeat} pairs = {statistics.median(ratios):.2f}x "
+                  f"(load average now {os.getloadavg()[0]:.1f})", flush=True)
 
 
 if __name__ == "__main__":

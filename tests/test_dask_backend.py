@@ -83,7 +83,7 @@ def test_users_spread_over_several_files_are_grouped(tmp_path):
         remote = backend.load(JsonlReader(pattern), extractor)
         m = make_mechanism("count_gaussian", epsilon=2.0, delta=1e-5, max_items_per_user=30)
         assert m.histogram(local, KEY) == m.histogram(remote, KEY)
-        assert max(int(np.diff(its.indptr).max()) for its in remote.parts.compute()) == 25
+        assert max(int(np.diff(its.indptr).max()) for its in backend.client.gather(remote.parts)) == 25
     finally:
         backend.close()
 
@@ -123,3 +123,79 @@ def test_dpne_levels_on_dask_match_local(tmp_path):
             assert a2.items == b2.items and a2.details == b2.details
     finally:
         backend.close()
+
+
+def test_fewer_users_than_partitions_and_empty_partitions(tmp_path):
+    # one user: the contiguous split of a single file leaves a partition empty
+    path = tmp_path / "one.jsonl"
+    path.write_text('{"user": "u1", "text": "alpha beta beta gamma"}\n', encoding="utf-8")
+    extractor = ItemExtractor(RegexTokenizer())
+    local = LocalBackend().load(JsonlReader(path), extractor)
+    backend = DaskBackend(n_workers=2)
+    try:
+        remote = backend.load(JsonlReader(path), extractor)
+        assert len(remote.parts) == 2
+        assert sorted(its.n_users for its in backend.client.gather(remote.parts)) == [0, 1]
+        for name in ("count_gaussian", "weighted_gaussian", "policy_gaussian"):
+            m = make_mechanism(name, epsilon=3.0, delta=1e-5, max_items_per_user=2)
+            assert m.histogram(local, KEY) == pytest.approx(m.histogram(remote, KEY), rel=1e-12)
+        assert remote.holder_counts(["beta", "zeta"]).tolist() == [1.0, 0.0]
+    finally:
+        backend.close()
+
+
+def test_a_bad_line_raises_the_readers_error_on_dask(tmp_path):
+    from dp_vocab.errors import CorpusError
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"user": "u1", "text": "fine"}\n{"user": "u2", "text": \n',
+                    encoding="utf-8")
+    extractor = ItemExtractor(RegexTokenizer())
+    with pytest.raises(CorpusError) as local_error:
+        LocalBackend().load(JsonlReader(path), extractor)
+    backend = DaskBackend(n_workers=2)
+    try:
+        with pytest.raises(CorpusError) as dask_error:
+            backend.load(JsonlReader(path), extractor)
+        assert str(dask_error.value) == str(local_error.value)
+    finally:
+        backend.close()
+
+
+def test_items_sharing_a_first_hash_stay_apart_when_merged():
+    # a 64-bit collision is astronomically rare: forge one in the identities the partitions send
+    from dp_vocab.backends.dask import _add_weights, _MergedRows
+    ident = np.array([[7, 1], [7, 2], [5, 9]], dtype=np.uint64)   # two items share hash 7
+    a = (["x", "y", "z"], ident, np.array([1.0, 2.0, 4.0]))
+    b = (["y", "x"], ident[[1, 0]], np.array([8.0, 16.0]))
+    w = _add_weights([a, b])
+    assert dict(zip(w.names, w.weights.tolist())) == {"x": 17.0, "y": 10.0, "z": 4.0}
+    assert sorted(w.hashes.tolist()) == [5, 7, 7]
+    # rows: partition a has users with order words 3 and 1, partition b one with word 2
+    rows_a = (np.array([[3, 0, 0], [1, 0, 0]], np.uint64), np.array([2, 1]),
+              np.array([0, 1, 2], np.int32), ident)
+    rows_b = (np.array([[2, 0, 0]], np.uint64), np.array([2]), np.array([0, 1], np.int32),
+              ident[[1, 0]])
+    merged = _MergedRows([rows_a, rows_b])
+    names = ["x", "y", "z", "y", "x"]   # the strings behind both tables, in table order
+    part, pos = merged.source(np.arange(len(merged.idents)))
+    by_id = [names[int(merged.offsets[p] + i)] for p, i in zip(part.tolist(), pos.tolist())]
+    b_ = merged.bounded
+    rows = [[by_id[i] for i in b_.items[b_.indptr[r]:b_.indptr[r + 1]]]
+            for r in b_.order.tolist()]
+    assert rows == [["z"], ["y", "x"], ["x", "y"]]   # keyed order: words 1, 2, 3
+
+
+def test_rows_tied_on_the_first_order_word_are_ordered_by_all_three():
+    # only first words cross by default; a forged tie makes the merge ask for the full words
+    from dp_vocab.backends.dask import _MergedRows
+    table = np.array([[1, 1], [2, 2]], dtype=np.uint64)
+    full = [np.array([[5, 9, 0], [4, 0, 0]], np.uint64), np.array([[5, 3, 0]], np.uint64)]
+    parts = [(full[0][:, 0].copy(), np.array([1, 1], np.int32), np.array([0, 1], np.int32),
+              table),
+             (full[1][:, 0].copy(), np.array([1], np.int32), np.array([1], np.int32), table)]
+    asked = []
+    merged = _MergedRows(parts, lambda: asked.append(1) or full)
+    assert asked == [1]
+    assert merged.bounded.order.tolist() == [1, 2, 0]   # words 4, (5, 3), (5, 9)
+    untied = [(np.array([7, 4], np.uint64),) + p[1:] for p in parts[:1]]
+    assert _MergedRows(untied, lambda: 1 / 0).bounded.order.tolist() == [1, 0]

@@ -1,28 +1,52 @@
-"""The Dask backend: user data lives on the cluster as one small ``ItemSets`` (or
-``TokenCorpus``) per partition, and every question a mechanism asks (``bounding.UserData``) is
-answered by asking each partition the same question, with the same code as locally, and
-combining the answers: sums are added, bounded rows are merged in keyed order (order keys and
-item hashes only: no text leaves the workers for them). One implementation of the privacy core,
-two engines: for a fixed key the histograms equal the local ones (integer sums bit for bit,
+"""The Dask backend: user data lives on the cluster as one ``ItemSets`` (or ``TokenCorpus``)
+per worker thread, held as futures, and every question a mechanism asks (``bounding.UserData``)
+is answered by asking each partition the same question, with the same code as locally, and
+combining the answers as numbers: sums are added by item identity, bounded rows are merged in
+keyed order (order words and item identities only; the strings of the candidates alone are
+fetched afterwards, each from one partition). One implementation of the privacy core, two
+engines: for a fixed key the histograms equal the local ones (integer sums bit for bit,
 fractional sums up to summation order).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 
-from ..bounding import (Bounded, Bounding, BoundedRows, ItemWeights, Weighting, keyed_order)
+from ..bounding import Bounded, BoundedRows, Bounding, ItemWeights, keyed_order, user_keys
 from ..errors import ParameterError
-from ..itemsets import ItemSets, item_hashes, needs_item_sets, needs_sequences
+from ..itemsets import ItemSets, Vocabulary, needs_item_sets, needs_sequences
 from ..sequences import Gram, TokenCorpus
+
+# Fixed, public SipHash keys: ``user_keys`` used as a fast compiled hash where nothing is secret
+# (which partition holds a user; a second item hash so that items are told apart by 128 bits)
+_PART_KEY = b"dp-vocab dask: user to partition"
+_ID_KEY = b"dp-vocab dask: second item hash."
+
+
+class _Whole:
+    """A value sent between processes as one pickle: ``distributed`` serializes lists, tuples
+    and dicts element by element, which costs seconds for a list of a million strings."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
+def _unwrapped(results) -> list:
+    return [r.value for r in results]
+
+
+def _siphash(values: list, key: bytes = _ID_KEY) -> np.ndarray:
+    """A 64-bit SipHash of each string or integer (type-tagged: "1" and 1 differ)."""
+    return user_keys(values, key)[1]
 
 
 # -- loading: each input file is extracted where it is read (columnar where the extractor
-# allows, as locally), its users split by a stable hash into the partitions, and each partition
-# merges its users' pieces from every file: one ItemSets / TokenCorpus per partition, each user
-# in exactly one. Only integer arrays and the pieces' own item strings cross processes.
+# allows, as locally), its users split into the partitions (by a stable hash of the user id,
+# or in contiguous ranges when there is one file), and each partition merges its users' pieces
+# from every file: one ItemSets / TokenCorpus per partition, each user in exactly one. Only
+# integer arrays and the pieces' own item strings cross processes.
 def _file_readers(reader) -> list:
     """One reader per input file (a copy with the same settings), or the reader itself when
     its input can't be split (a text folder, an in-memory frame)."""
@@ -39,10 +63,13 @@ def _file_readers(reader) -> list:
     return out
 
 
-def _user_parts(user_ids: list, n_parts: int) -> np.ndarray:
-    """Each user's partition: a hash of its id and id type, the same in every process."""
-    keys = [f"{type(u).__name__}:{u!r}" for u in user_ids]
-    return (item_hashes(keys) % np.uint64(n_parts)).astype(np.int64)
+def _user_parts(user_ids: list, n_parts: int, alone: bool) -> np.ndarray:
+    """Each user's partition: a hash of its id and id type, the same in every process; in
+    contiguous ranges of rows when the input is ``alone`` (one file: no other file's users to
+    agree with)."""
+    if alone:
+        return np.arange(len(user_ids), dtype=np.int64) * n_parts // max(len(user_ids), 1)
+    return (_siphash(user_ids, _PART_KEY) % np.uint64(n_parts)).astype(np.int64)
 
 
 def _take(ptr: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -54,16 +81,25 @@ def _take(ptr: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return new_ptr, take
 
 
+def _used(ids: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(the distinct ids among ``ids``, ascending; ``ids`` renumbered into them), in linear
+    time: renumbering keeps the order, so sorted rows stay sorted."""
+    used = np.zeros(n, dtype=bool)
+    used[ids] = True
+    new = np.cumsum(used, dtype=np.int64) - 1
+    return np.flatnonzero(used), new[ids].astype(np.int32)
+
+
 def _compact(strings: list, ids: np.ndarray) -> tuple[list, np.ndarray]:
     """Only the strings ``ids`` use, and the ids renumbered into them."""
-    used, new_ids = np.unique(ids, return_inverse=True)
-    return [strings[i] for i in used.tolist()], new_ids.reshape(-1)
+    kept, new_ids = _used(ids, len(strings))
+    return [strings[i] for i in kept.tolist()], new_ids
 
 
-def _load_itemsets(reader, extractor, n_parts: int) -> list[tuple]:
+def _load_itemsets(reader, extractor, n_parts: int, alone: bool) -> _Whole:
     from ..extraction import extract_itemsets
     its = extract_itemsets(reader, extractor)
-    part = _user_parts(its.user_ids, n_parts)
+    part = _user_parts(its.user_ids, n_parts, alone)
     pieces = []
     for p in range(n_parts):
         rows = np.flatnonzero(part == p)
@@ -71,13 +107,13 @@ def _load_itemsets(reader, extractor, n_parts: int) -> list[tuple]:
         strings, items = _compact(its.vocab.strings, its.items[take])
         pieces.append(([its.user_ids[r] for r in rows.tolist()], strings, ptr, items,
                        its.counts[take]))
-    return pieces
+    return _Whole(pieces)
 
 
-def _load_sequences(reader, extractor, n_parts: int) -> list[tuple]:
+def _load_sequences(reader, extractor, n_parts: int, alone: bool) -> _Whole:
     from ..extraction import extract_sequences
     corpus = extract_sequences(reader, extractor)
-    part_of_seq = _user_parts(corpus.user_ids, n_parts)[corpus.seq_user]
+    part_of_seq = _user_parts(corpus.user_ids, n_parts, alone)[corpus.seq_user]
     pieces = []
     for p in range(n_parts):
         seqs = np.flatnonzero(part_of_seq == p)
@@ -86,128 +122,191 @@ def _load_sequences(reader, extractor, n_parts: int) -> list[tuple]:
         strings, tokens = _compact(corpus.vocab.strings, corpus.tokens[take])
         pieces.append(([corpus.user_ids[u] for u in users.tolist()], strings, tokens, ptr,
                        seq_user.reshape(-1)))
-    return pieces
+    return _Whole(pieces)
 
 
-def _piece(pieces: list, p: int):
-    return pieces[p]
+def _piece(pieces: _Whole, p: int) -> _Whole:
+    return _Whole(pieces.value[p])
 
 
-def _itemsets_partition(pieces, cap: int | None) -> list[ItemSets]:
+class _Partition(ItemSets):
+    """One partition's item sets and the identities of its vocabulary (``_identities``),
+    hashed once where the partition is built."""
+
+    __slots__ = ("identities",)
+
+    def __init__(self, its: ItemSets):
+        super().__init__(its.vocab, its.user_ids, its.indptr, its.items, its.counts)
+        self.identities = _identities(its.vocab.hashes(), its.vocab.strings)
+
+
+def _itemsets_partition(cap: int | None, *wrapped: _Whole) -> _Partition:
+    pieces = _unwrapped(wrapped)
+    if len(pieces) == 1:   # one input file: its piece is already grouped, sorted and capped
+        user_ids, strings, indptr, items, counts = pieces[0]
+        vocab = Vocabulary.from_index(dict(zip(strings, range(len(strings)))))
+        return _Partition(ItemSets(vocab, user_ids, indptr, items, counts))
     from ..extraction import merge_itemsets
-    return [merge_itemsets(pieces, cap)]
+    return _Partition(merge_itemsets(pieces, cap))
 
 
-def _corpus_partition(pieces, joiner: str) -> list[TokenCorpus]:
+def _corpus_partition(joiner: str, *pieces: _Whole) -> TokenCorpus:
     from ..extraction import merge_sequences
-    return [merge_sequences(pieces, joiner)]
+    return merge_sequences(_unwrapped(pieces), joiner)
 
 
-# -- combining the partitions' answers ------------------------------------------------------
-def _add_weights(parts: Sequence[ItemWeights]) -> ItemWeights:
-    total: dict[str, list] = {}
-    for p in parts:
-        for name, h, w in zip(p.names, p.hashes.tolist(), p.weights.tolist()):
-            cell = total.get(name)
-            if cell is None:
-                total[name] = [h, w]
-            else:
-                cell[1] += w
-    names = list(total)
-    return ItemWeights(names, np.array([total[n][0] for n in names], dtype=np.uint64),
-                       np.array([total[n][1] for n in names], dtype=np.float64))
-
-
-_ID = b"dp-vocab-id"  # a second, independent hash: items are told apart by 128 bits
-
-
-def _identities(its: ItemSets, ids: np.ndarray) -> np.ndarray:
-    """(n, 2) uint64: the bounding hash and a second hash of each item id."""
-    uniq, inv = np.unique(ids, return_inverse=True)
-    strings = its.vocab.strings
-    second = item_hashes([strings[i] for i in uniq.tolist()], person=_ID)
-    return np.stack([its.vocab.hashes()[ids], second[inv]], axis=1)
-
-
-def _rows_of(its: ItemSets, key: bytes, bounding: Bounding):
-    """One partition's bounded rows as numbers only: order words, row lengths, item
-    identities (two 64-bit hashes)."""
-    b = its.bounded_rows(key, bounding)   # its order words: the users' keyed PRF values, computed once
-    return b.order_words, np.diff(b.bounded.indptr), _identities(its, b.bounded.items)
-
-
-def _merge_rows(parts) -> tuple[Bounded, np.ndarray]:
-    """All partitions' rows in keyed order, items as ids into the sorted unique identities."""
-    parts = list(parts)
-    words = np.concatenate([w for w, _, _ in parts]) if parts else np.zeros((0, 3), np.uint64)
-    lengths = np.concatenate([n for _, n, _ in parts]) if parts else np.zeros(0, np.int64)
-    idents = np.concatenate([h for _, _, h in parts]) if parts else np.zeros((0, 2), np.uint64)
-    order = keyed_order(words)
-    starts = np.zeros(lengths.size + 1, dtype=np.int64)
-    np.cumsum(lengths, out=starts[1:])
-    new_len = lengths[order]
-    indptr = np.zeros(lengths.size + 1, dtype=np.int64)
-    np.cumsum(new_len, out=indptr[1:])
-    take = np.repeat(starts[:-1][order] - indptr[:-1], new_len) + np.arange(indptr[-1])
-    uniq, ids = _unique_rows(idents[take])
-    bounded = Bounded(np.arange(lengths.size, dtype=np.int64), indptr,
-                      ids.astype(np.int32), np.ones(ids.size, dtype=np.int32))
-    return bounded, uniq   # rows already in keyed order; uniq: (n_items, 2) identities
+# -- combining the partitions' answers: by item identity (the public item hash and a second,
+# independent one), as numbers ------------------------------------------------------------
+def _identities(hashes: np.ndarray, strings: list[str]) -> np.ndarray:
+    """(n, 2) uint64: each item's bounding hash and a second hash of its string."""
+    return np.stack([hashes, _siphash(strings)], axis=1)
 
 
 def _unique_rows(idents: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Sorted distinct (first hash, second hash) rows and each row's index among them. One
     sort on the first hash when it alone tells the items apart (the usual case)."""
     first, inverse = np.unique(idents[:, 0], return_inverse=True)
+    inverse = inverse.reshape(-1)
     second = np.zeros(first.size, dtype=np.uint64)
     second[inverse] = idents[:, 1]
     if np.array_equal(second[inverse], idents[:, 1]):   # no two items share a first hash
-        return np.stack([first, second], axis=1), inverse.reshape(-1)
+        return np.stack([first, second], axis=1), inverse
     uniq, inverse = np.unique(idents, axis=0, return_inverse=True)
     return uniq, inverse.reshape(-1)
 
 
-def _strings_of(its: ItemSets, first: np.ndarray) -> tuple[np.ndarray, list[str]]:
-    """Identities and strings of this partition's items whose first hash is in ``first``
-    (sorted): vectorised, so a large candidate set costs one ``isin`` per partition."""
-    ids = np.flatnonzero(np.isin(its.vocab.hashes(), first, assume_unique=False))
+def _an_occurrence(inverse: np.ndarray, n: int) -> np.ndarray:
+    """For each of ``n`` distinct rows, the index of one row equal to it."""
+    where = np.zeros(n, dtype=np.int64)
+    where[inverse] = np.arange(inverse.size)
+    return where
+
+
+def _weights_of(its: _Partition, key: bytes, bounding: Bounding, weighting, exclude):
+    w = its.weight_sums(key, bounding, weighting, exclude)
+    index = its.vocab.index
+    ids = np.fromiter((index[n] for n in w.names), dtype=np.int64, count=len(w.names))
+    return _Whole((w.names, its.identities[ids], w.weights))
+
+
+def _add_weights(parts: list) -> ItemWeights:
+    """The partitions' (names, identities, weights) summed by identity (in partition order)."""
+    names = [n for p in parts for n in p[0]]
+    uniq, inverse = _unique_rows(
+        np.concatenate([p[1] for p in parts]) if parts else np.zeros((0, 2), np.uint64))
+    weights = np.concatenate([p[2] for p in parts]) if parts else np.zeros(0)
+    return ItemWeights([names[i] for i in _an_occurrence(inverse, len(uniq)).tolist()],
+                       uniq[:, 0].copy(),
+                       np.bincount(inverse, weights=weights, minlength=len(uniq)))
+
+
+def _rows_of(its: _Partition, key: bytes, bounding: Bounding):
+    """One partition's bounded rows as numbers only: the first of the users' order words (the
+    others only on a tie, ``_order_words_of``), row lengths, item ids and the identities of its
+    vocabulary (which the ids index)."""
+    b = its.bounded_rows(key, bounding)   # its order words: the users' keyed PRF values
+    assert b.order_words is not None   # ItemSets.bounded_rows always sets them
+    return _Whole((b.order_words[:, 0].copy(), np.diff(b.bounded.indptr).astype(np.int32),
+                   b.bounded.items, its.identities))
+
+
+def _order_words_of(its: ItemSets, key: bytes) -> _Whole:
+    return _Whole(user_keys(its.user_ids, key)[0])
+
+
+def _strings_at(its: ItemSets, ids: np.ndarray) -> _Whole:
     strings = its.vocab.strings
-    return _identities(its, ids), [strings[i] for i in ids.tolist()]
+    return _Whole([strings[i] for i in ids.tolist()])
 
 
-def _add_arrays(parts):
-    parts = list(parts)
-    return np.sum(parts, axis=0) if parts else None
+class _MergedRows:
+    """All partitions' bounded rows (one after the other, ``order`` the keyed order over
+    them all), items as ids into the sorted distinct identities (``idents``); ``source(ids)``
+    tells, for each, a partition holding it and its position in that partition's table.
+
+    Each part: (order words, row lengths, item ids into the part's table, table of
+    identities). Order words are (n, 3), or only their first word (n,): then ``full_words()``
+    gives every part's (n, 3) words, asked for only when two users tie on the first word."""
+
+    def __init__(self, parts: list, full_words=None):
+        if not parts:
+            parts = [(np.zeros((0, 3), np.uint64), np.zeros(0, np.int64),
+                      np.zeros(0, np.int32), np.zeros((0, 2), np.uint64))]
+        words = np.concatenate([p[0] for p in parts])
+        order = self._order(words, full_words)
+        lengths = np.concatenate([p[1] for p in parts])
+        sizes = [len(p[3]) for p in parts]
+        self.offsets = np.zeros(len(parts) + 1, dtype=np.int64)
+        np.cumsum(sizes, out=self.offsets[1:])
+        self.idents, inverse = _unique_rows(np.concatenate([p[3] for p in parts]))
+        self.found_at = _an_occurrence(inverse, len(self.idents))   # a row holding each item
+        inverse = inverse.astype(np.int32)
+        items = np.concatenate([inverse[off + p[2]] for off, p in zip(self.offsets, parts)])
+        indptr = np.zeros(lengths.size + 1, dtype=np.int64)
+        np.cumsum(lengths, out=indptr[1:])
+        self.bounded = Bounded(order, indptr, items, np.ones(items.size, dtype=np.int32))
+
+    @staticmethod
+    def _order(words: np.ndarray, full_words) -> np.ndarray:
+        if words.ndim == 2:
+            return keyed_order(words)
+        padded = np.zeros((words.size, 3), dtype=np.uint64)
+        padded[:, 0] = words
+        order = keyed_order(padded)
+        first = words[order]
+        if first.size > 1 and (first[1:] == first[:-1]).any():   # ~n²·2⁻⁶⁵: all 192 bits
+            order = keyed_order(np.concatenate(full_words()))
+        return order
+
+    def source(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        at = self.found_at[ids]
+        part = np.searchsorted(self.offsets, at, side="right") - 1
+        return part, at - self.offsets[part]
+
+
+def _map(client, parts: list, fn, *args) -> list:
+    """``fn(partition, *args)`` on every partition, where it lives (results sent as _Whole)."""
+    return _unwrapped(client.gather([client.submit(fn, p, *args, pure=False) for p in parts]))
+
+
+def _holder_counts(its: ItemSets, items: list) -> _Whole:
+    return _Whole(its.holder_counts(items))
 
 
 class DaskUserItems:
-    """Item sets on the cluster (``bounding.UserData``): a bag of one ItemSets per partition."""
+    """Item sets on the cluster (``bounding.UserData``): futures of one ItemSets per partition."""
 
-    def __init__(self, parts):
-        self.parts = parts
+    def __init__(self, client, parts: list):
+        self.client, self.parts = client, parts
 
-    def weight_sums(self, key: bytes, bounding: Bounding, weighting: Weighting,
+    def _map(self, fn, *args) -> list:
+        return _map(self.client, self.parts, fn, *args)
+
+    def weight_sums(self, key: bytes, bounding: Bounding, weighting,
                     exclude: frozenset[str] = frozenset()) -> ItemWeights:
-        return self.parts.map(lambda its: its.weight_sums(key, bounding, weighting, exclude)) \
-            .reduction(_add_weights, _add_weights).compute()
+        return _add_weights(self._map(_weights_of, key, bounding, weighting, exclude))
 
     def bounded_rows(self, key: bytes, bounding: Bounding) -> BoundedRows:
-        bounded, idents = _merge_rows(self.parts.map(_rows_of, key, bounding).compute())
+        merged = _MergedRows(self._map(_rows_of, key, bounding),
+                             lambda: self._map(_order_words_of, key))
 
         def names_of(ids: np.ndarray) -> list[str]:
-            wanted = [tuple(x) for x in idents[ids].tolist()]
-            found: dict = {}
-            for ident, strings in self.parts.map(_strings_of,
-                                                 np.unique(idents[ids, 0])).compute():
-                found.update(zip(map(tuple, ident.tolist()), strings))
-            return [found[w] for w in wanted]
-        return BoundedRows(bounded, idents[:, 0].copy(), names_of)
+            part, pos = merged.source(np.asarray(ids, dtype=np.int64))
+            order = np.argsort(part, kind="stable")   # the requests, partition by partition
+            ends = np.searchsorted(part[order], np.arange(len(self.parts) + 1))
+            found = _unwrapped(self.client.gather([
+                self.client.submit(_strings_at, f, pos[order[ends[p]:ends[p + 1]]], pure=False)
+                for p, f in enumerate(self.parts)]))
+            got = [s for strings in found for s in strings]
+            rank = np.empty_like(order)
+            rank[order] = np.arange(order.size)
+            return [got[i] for i in rank.tolist()]
+        return BoundedRows(merged.bounded, merged.idents[:, 0].copy(), names_of)
 
-    def holder_counts(self, items: Sequence[str]) -> np.ndarray:
+    def holder_counts(self, items) -> np.ndarray:
         items = list(items)
-        total = self.parts.map(lambda its: its.holder_counts(items)) \
-            .reduction(_add_arrays, _add_arrays).compute()
-        return np.zeros(len(items)) if total is None else total
+        parts = self._map(_holder_counts, items)
+        return np.sum(parts, axis=0) if parts else np.zeros(len(items))
 
     def ngram_levels(self, bounding: Bounding):
         raise needs_sequences()   # the same clear error as locally
@@ -229,20 +328,19 @@ def _level_of(corpus: TokenCorpus, bounding: Bounding, released: list, direct, n
               key: bytes, level_bounding=None):
     levels = _replayed(corpus, bounding, released, direct)
     grams, w = levels.level_weights(n, key, level_bounding)
-    return dict(zip(grams, w.tolist()))
+    return _Whole(dict(zip(grams, w.tolist())))
 
 
 def _level_rows_of(corpus: TokenCorpus, bounding: Bounding, released: list, direct, n: int,
                    key: bytes, level_bounding):
-    """One partition's level-n bounded rows as numbers (as ``_rows_of``), and its grams by
-    identity."""
+    """One partition's level-n bounded rows as numbers (as ``_rows_of``), and the grams of
+    its table."""
     grams, rows = _replayed(corpus, bounding, released, direct).level_item_rows(
         n, key, level_bounding)
-    second = item_hashes([corpus.joiner.join(g) for g in grams], person=_ID)
-    idents = np.stack([rows.hashes, second], axis=1)
-    b = rows.bounded
-    return (rows.order_words, np.diff(b.indptr), idents[b.items],
-            dict(zip(map(tuple, idents.tolist()), grams)))
+    ids, items = _used(rows.bounded.items, len(grams))   # only the grams some row keeps
+    grams = [grams[i] for i in ids.tolist()]
+    table = _identities(rows.hashes[ids], [corpus.joiner.join(g) for g in grams])
+    return _Whole((rows.order_words, np.diff(rows.bounded.indptr), items, table, grams))
 
 
 def _add_dicts(parts):
@@ -257,27 +355,25 @@ class _DaskLevels:
     """DPNE levels on the cluster: each partition replays the released levels (public,
     broadcast) on its own TokenCorpus and weighs level n; the sums come back."""
 
-    def __init__(self, parts, bounding: Bounding, joiner: str):
-        self.parts, self.bounding, self.joiner = parts, bounding, joiner
+    def __init__(self, data: DaskSequences, bounding: Bounding):
+        self.data, self.bounding, self.joiner = data, bounding, data.joiner
         self.released: list[list[Gram]] = []
         self.direct: tuple[int, list[Gram]] | None = None   # S_{n−1} given alone (tests)
 
     def level_weights(self, n: int, key: bytes, bounding: Bounding | None = None):
-        total = self.parts.map(_level_of, self.bounding, self.released[:n - 1], self.direct, n,
-                               key, bounding).reduction(_add_dicts, _add_dicts).compute()
+        total = _add_dicts(self.data._map(_level_of, self.bounding, self.released[:n - 1],
+                                          self.direct, n, key, bounding))
         grams = list(total)
         return grams, np.fromiter((total[g] for g in grams), dtype=np.float64, count=len(grams))
 
     def level_rows(self, n: int, key: bytes, bounding: Bounding | None = None):
         """All users' level-n rows in keyed order, merged from the partitions as
         ``DaskUserItems.bounded_rows`` merges item rows (users are whole in one partition)."""
-        parts = self.parts.map(_level_rows_of, self.bounding, self.released[:n - 1], self.direct,
-                               n, key, bounding).compute()
-        grams_of: dict = {}
-        for _, _, _, found in parts:
-            grams_of.update(found)
-        bounded, idents = _merge_rows([(w, k, i) for w, k, i, _ in parts])
-        return [grams_of[tuple(x)] for x in idents.tolist()], bounded
+        parts = self.data._map(_level_rows_of, self.bounding, self.released[:n - 1],
+                               self.direct, n, key, bounding)
+        merged = _MergedRows([p[:4] for p in parts])
+        grams = [g for p in parts for g in p[4]]
+        return [grams[i] for i in merged.found_at.tolist()], merged.bounded
 
     def set_released(self, n: int, grams: list[Gram]) -> None:
         self.released = self.released[:n - 1] + [list(grams)]
@@ -288,13 +384,17 @@ class _DaskLevels:
 
 
 class DaskSequences:
-    """Token sequences on the cluster (``bounding.UserData``): one TokenCorpus per partition."""
+    """Token sequences on the cluster (``bounding.UserData``): futures of one TokenCorpus per
+    partition."""
 
-    def __init__(self, parts, joiner: str):
-        self.parts, self.joiner = parts, joiner
+    def __init__(self, client, parts: list, joiner: str):
+        self.client, self.parts, self.joiner = client, parts, joiner
+
+    def _map(self, fn, *args) -> list:
+        return _map(self.client, self.parts, fn, *args)
 
     def ngram_levels(self, bounding: Bounding) -> _DaskLevels:
-        return _DaskLevels(self.parts, bounding, self.joiner)
+        return _DaskLevels(self, bounding)
 
     def bounded_rows(self, *args, **kwargs):
         raise needs_item_sets()
@@ -324,25 +424,35 @@ class DaskBackend:
                                         processes=True, dashboard_address=":0")
             self.client = Client(self.cluster)
 
+    def _slots(self) -> list[str]:
+        """One worker address per worker thread: a partition each."""
+        if self.cluster is not None:
+            self.client.wait_for_workers(self.n_workers)
+        else:
+            self.client.wait_for_workers(1)
+        workers = self.client.scheduler_info()["workers"]
+        return [a for a in sorted(workers) for _ in range(workers[a].get("nthreads", 1))]
+
     def load(self, reader, extractor, sequences: bool = False, progress=None):
-        import dask.bag as db
-        from dask import delayed
         from distributed import wait
 
-        n_parts = 2 * max(self.n_workers, 1)
+        client, slots = self.client, self._slots()
         load = _load_sequences if sequences else _load_itemsets
-        per_file = [delayed(load, pure=False)(r, extractor, n_parts)
-                    for r in _file_readers(reader)]
-        if sequences:
-            parts = [delayed(_corpus_partition)([delayed(_piece)(f, p) for f in per_file],
-                                                extractor.joiner) for p in range(n_parts)]
-        else:
-            cap = getattr(extractor, "max_distinct_per_user", None)
-            parts = [delayed(_itemsets_partition)([delayed(_piece)(f, p) for f in per_file],
-                                                  cap) for p in range(n_parts)]
-        bag = db.from_delayed(parts).persist()
-        wait(bag)   # one ItemSets / TokenCorpus per partition, each user in exactly one
-        return DaskSequences(bag, extractor.joiner) if sequences else DaskUserItems(bag)
+        readers = _file_readers(reader)
+        per_file = [client.submit(load, r, extractor, len(slots), len(readers) == 1, pure=False)
+                    for r in readers]
+        build, arg = (_corpus_partition, extractor.joiner) if sequences else \
+            (_itemsets_partition, getattr(extractor, "max_distinct_per_user", None))
+        parts = [client.submit(build, arg, *[client.submit(_piece, f, p, pure=False)
+                                             for f in per_file],
+                               workers=[w], allow_other_workers=True, pure=False)
+                 for p, w in enumerate(slots)]
+        wait(parts)   # one ItemSets / TokenCorpus per worker thread, each user in exactly one
+        for f in parts:
+            if f.status == "error":
+                f.result()   # the reader's or extractor's own error, raised here
+        return DaskSequences(client, parts, extractor.joiner) if sequences else \
+            DaskUserItems(client, parts)
 
     def describe(self) -> dict:
         return {"backend": "dask",
