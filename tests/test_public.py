@@ -401,3 +401,61 @@ def test_weighted_bh_joint_law_by_enumeration(H, w, q, r0):
     assert len(cells) >= 3
     stat = sum((o - e) ** 2 / e for o, e in cells)
     assert chi2.sf(stat, len(cells) - 1) > 1e-6
+
+
+def test_normalised_list_is_kept_on_disk_and_read_back_exactly(tmp_path, monkeypatch):
+    monkeypatch.setenv("DP_VOCAB_CACHE_DIR", str(tmp_path / "cache"))
+    src = tmp_path / "list.txt"
+    src.write_text("the\nHello\ndon't\ne.g\nﬁle\nx\ncat\n", encoding="utf-8")
+    ex = item_extractor(regex_tokenizer())
+    fresh = PublicDomain.load(str(src), 100).normalised_by(ex, 100)
+    calls = []
+
+    def raw():
+        calls.append(1)
+        return PublicDomain.load(str(src), 100)
+
+    first = PublicDomain.normalised_from(str(src), ex, 100, raw)
+    again = PublicDomain.normalised_from(str(src), ex, 100, raw)
+    assert first == fresh and again == fresh and len(calls) == 1      # second read from disk
+    assert again.describe() == fresh.describe()
+    # another extractor, limit or list: another entry, computed afresh
+    upper = item_extractor(regex_tokenizer(), lowercase=False)
+    assert PublicDomain.normalised_from(str(src), upper, 100, raw) == \
+        PublicDomain.load(str(src), 100).normalised_by(upper, 100) and len(calls) == 2
+    assert PublicDomain.normalised_from(str(src), ex, 2, raw).items == ("the", "don't")
+    src.write_text("dog\ncat\n", encoding="utf-8")
+    assert PublicDomain.normalised_from(str(src), ex, 100, raw).items == ("dog", "cat")
+    # a damaged entry is recomputed, never used
+    (entry,) = [p for p in (tmp_path / "cache" / "public").iterdir()
+                if p.read_text(encoding="utf-8").endswith("dog\ncat")]
+    entry.write_text(entry.read_text(encoding="utf-8") + "\nmouse", encoding="utf-8")
+    n = len(calls)
+    assert PublicDomain.normalised_from(str(src), ex, 100, raw).items == ("dog", "cat")
+    assert len(calls) == n + 1
+    # an in-memory list is not kept; an unwritable cache is not an error
+    assert PublicDomain.normalised_from(["a", "B"], ex, 10, lambda: PublicDomain.load(
+        ["a", "B"], 10)).items == ("a",)
+    blocker = tmp_path / "file-not-dir"
+    blocker.write_text("")
+    monkeypatch.setenv("DP_VOCAB_CACHE_DIR", str(blocker))
+    assert PublicDomain.normalised_from(str(src), ex, 100, raw).items == ("dog", "cat")
+
+
+def test_mechanism_loads_the_raw_list_only_when_asked(monkeypatch):
+    from dp_vocab.mechanisms import public
+    calls = []
+    real = public._wordfreq_list
+
+    def counting(lang):
+        calls.append(lang)
+        return real(lang)
+
+    monkeypatch.setattr(public, "_wordfreq_list", counting)
+    ex = item_extractor(regex_tokenizer())
+    make_mechanism("policy_gaussian_public", epsilon=3.0, delta=1e-5).for_extractor(ex)
+    calls.clear()                  # the session's cache now holds the normalised list
+    m = make_mechanism("policy_gaussian_public", epsilon=3.0, delta=1e-5)
+    norm = m.for_extractor(ex)
+    assert calls == [] and norm.domain.normalised and len(norm.domain.items) > 300_000
+    assert not m.domain.normalised and calls == ["en"]   # the raw list, on first use

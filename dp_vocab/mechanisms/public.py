@@ -18,11 +18,14 @@ estimate of the null weight from the same p-values: public.md §9). Items outsid
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gzip
 import hashlib
+import json
 import math
-from collections.abc import Sequence
+import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -64,26 +67,45 @@ class PublicDomain:
         """``"wordfreq:LANG"`` (wordfreq's list, most frequent first), a text file with one item
         per line in rank order (first tab-separated column; optionally .gz), or a sequence of
         strings. The first ``limit`` distinct items are kept."""
+        check_source(source)
         words: Sequence[str]
         if isinstance(source, str) and source.startswith(WORDFREQ_PREFIX):
             words = _wordfreq_list(source[len(WORDFREQ_PREFIX):])
-            name = source
         elif isinstance(source, (str, Path)):
-            words, name = _read_list(Path(source)), str(source)
-        elif isinstance(source, Sequence) and all(
-                isinstance(w, str) and "\n" not in w and "\r" not in w for w in source):
-            words, name = tuple(source), f"list of {len(source)} public items"
+            words = _read_list(Path(source))
         else:
-            raise ParameterError("public_items", source,
-                                 "\"wordfreq:LANG\", a path to a file of items (one per line) "
-                                 "or a list of strings without line breaks")
-        return cls(_first_distinct(words, limit), name)
+            words = tuple(source)
+        return cls(_first_distinct(words, limit), raw_source_name(source))
 
     def normalised_by(self, extractor, limit: int) -> "PublicDomain":
         """Only the items the extractor turns into exactly one item equal to themselves: P must
         hold strings the data can produce (else they can only ever be false positives)."""
         kept = (w for w in self.items if extractor(w) == [w])
         return PublicDomain(_first_distinct(kept, limit), self.source, True)
+
+    @classmethod
+    def normalised_from(cls, source, extractor, limit: int,
+                        raw: Callable[[], "PublicDomain"]) -> "PublicDomain":
+        """``raw().normalised_by(extractor, limit)``, kept on disk between runs (public data
+        only: the list and how it was normalised). Loading and normalising wordfreq's list costs
+        about 0.7 s a run; reading it back, 0.05 s. The entry's name is a digest of everything
+        the result depends on (the list's version or bytes, the extractor's description, the
+        limit, dp-vocab's version and its text-processing code); its first line is the SHA-256
+        of the items, checked on every read, so a damaged entry is recomputed, never used."""
+        path = _cache_path(source, extractor, limit)
+        if path is not None and path.is_file():
+            try:
+                head, _, body = path.read_text(encoding="utf-8", errors="surrogatepass") \
+                    .partition("\n")
+            except (OSError, UnicodeDecodeError):
+                body, head = "", ""
+            items = tuple(body.split("\n")) if body else ()
+            if head == hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest():
+                return cls(items, raw_source_name(source), True)
+        out = raw().normalised_by(extractor, limit)
+        if path is not None:
+            _write_cache(path, out)
+        return out
 
     @functools.cached_property
     def index(self) -> dict[str, int]:
@@ -108,20 +130,33 @@ class PublicDomain:
                 "normalised_by_item_extractor": self.normalised}
 
 
+def check_source(source) -> None:
+    """The checks of ``PublicDomain.load`` that need not read the list: a known wordfreq
+    language, an existing file, or a sequence of strings without line breaks."""
+    if isinstance(source, str) and source.startswith(WORDFREQ_PREFIX):
+        import wordfreq
+        known = sorted(wordfreq.available_languages())
+        if source[len(WORDFREQ_PREFIX):] not in known:
+            raise ParameterError("public_items", source,
+                                 f"{WORDFREQ_PREFIX}LANG, LANG: " + ", ".join(known))
+    elif isinstance(source, (str, Path)):
+        if not Path(source).is_file():
+            raise CorpusError("public item list not found; expected a text file with one item "
+                              "per line (most frequent first)", path=Path(source))
+    elif not (isinstance(source, Sequence) and all(
+            isinstance(w, str) and "\n" not in w and "\r" not in w for w in source)):
+        raise ParameterError("public_items", source,
+                             "\"wordfreq:LANG\", a path to a file of items (one per line) "
+                             "or a list of strings without line breaks")
+
+
 @functools.lru_cache(maxsize=8)
 def _wordfreq_list(lang) -> tuple[str, ...]:
     import wordfreq
-    known = sorted(wordfreq.available_languages())
-    if lang not in known:
-        raise ParameterError("public_items", f"{WORDFREQ_PREFIX}{lang}",
-                             f"{WORDFREQ_PREFIX}LANG, LANG: " + ", ".join(known))
     return tuple(wordfreq.top_n_list(lang, 10 ** 7))
 
 
 def _read_list(path: Path) -> list[str]:
-    if not path.is_file():
-        raise CorpusError("public item list not found; expected a text file with one item per "
-                          "line (most frequent first)", path=path)
     opener = gzip.open if path.suffix == ".gz" else open
     try:
         with opener(path, "rt", encoding="utf-8", newline="") as f:
@@ -138,6 +173,69 @@ def _first_distinct(words, limit: int) -> tuple[str, ...]:
         if w and w not in out:
             out[w] = None
     return tuple(out)
+
+
+def raw_source_name(source) -> str:
+    """The name ``PublicDomain.load`` gives the list of ``source`` (its record's ``source``)."""
+    if isinstance(source, (str, Path)):
+        return str(source)
+    return f"list of {len(source)} public items"
+
+
+def _cache_dir() -> Path:
+    explicit = os.environ.get("DP_VOCAB_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "dp-vocab"
+
+
+@functools.lru_cache(maxsize=1)
+def _code_digest() -> str:
+    """dp-vocab's version and the source of its text processing: a new extractor, a new entry."""
+    from ..version import __version__
+    h = hashlib.sha256(__version__.encode())
+    for f in sorted((Path(__file__).parents[1] / "text").glob("*.py")):
+        h.update(f.name.encode() + f.read_bytes())
+    return h.hexdigest()
+
+
+def _cache_path(source, extractor, limit: int) -> Path | None:
+    """Where the normalised list of ``source`` lives, or None when it is not worth keeping (a
+    list given in memory) or cannot be named exactly (an extractor without a description)."""
+    if isinstance(source, str) and source.startswith(WORDFREQ_PREFIX):
+        import wordfreq
+        from importlib.metadata import version
+        origin = f"{source} wordfreq {version('wordfreq')} {wordfreq.__file__}"
+    elif isinstance(source, (str, Path)):
+        try:
+            origin = hashlib.sha256(Path(source).read_bytes()).hexdigest()
+        except OSError:
+            return None
+    else:
+        return None
+    describe = getattr(extractor, "describe", None)
+    if describe is None:
+        return None
+    try:
+        desc = json.dumps(describe(), sort_keys=True)
+    except TypeError:
+        return None
+    key = json.dumps([origin, desc, limit, _code_digest()])
+    return _cache_dir() / "public" / (hashlib.sha256(key.encode()).hexdigest() + ".txt")
+
+
+def _write_cache(path: Path, domain: "PublicDomain") -> None:
+    """Atomically (write then rename); a cache that cannot be written is simply not kept."""
+    body = "\n".join(domain.items)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(domain.sha256 + "\n" + body, encoding="utf-8", errors="surrogatepass")
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
 
 
 def check_bands(bands) -> tuple[tuple[int, float], ...]:
@@ -278,7 +376,9 @@ class _PublicDomainParams(Mechanism):
     public_fdr: float = 0.008
     public_adaptive: bool = True    # Storey-type adaptive BH (public.md §9, measured §6)
     public_lambda: float = 0.5
-    domain: PublicDomain = field(init=False, repr=False, compare=False)
+    # P as read (raw), until ``for_extractor`` puts the normalised list in its place; loaded
+    # on first use, since a recipe run only ever needs the normalised one (often kept on disk)
+    _domain: PublicDomain | None = field(init=False, default=None, repr=False, compare=False)
 
     def _validate(self) -> None:
         super()._validate()
@@ -294,16 +394,24 @@ class _PublicDomainParams(Mechanism):
         self._set("public_lambda", float(lam))
         bands = check_bands(self.public_bands)
         self._set("public_bands", bands)
-        self._use_domain(PublicDomain.load(self.public_items, bands[-1][0]))
+        check_source(self.public_items)
+
+    @property
+    def domain(self) -> PublicDomain:
+        if self._domain is None:
+            self._use_domain(PublicDomain.load(self.public_items, int(self.public_bands[-1][0])))
+        assert self._domain is not None
+        return self._domain
 
     def _use_domain(self, domain: PublicDomain) -> None:
-        self._set("domain", domain)
+        self._set("_domain", domain)
 
     def for_extractor(self, extractor):
         """A copy whose list holds only what ``extractor`` yields as one item equal to itself."""
         import copy
         out = copy.copy(self)
-        out._use_domain(self.domain.normalised_by(extractor, self.public_bands[-1][0]))
+        out._use_domain(PublicDomain.normalised_from(
+            self.public_items, extractor, self.public_bands[-1][0], lambda: self.domain))
         return out
 
     @property
