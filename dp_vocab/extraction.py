@@ -35,8 +35,9 @@ def extract_itemsets(documents: Iterable[tuple[object, str]], extractor: Callabl
     from .text.columnar import columnar_extractor
     columnar = columnar_extractor(extractor)
     if columnar is not None:
-        return _columnar_itemsets(prefetched(document_batches(documents)), columnar,
-                                  on_progress)
+        # reading, tokenizing (polars, every core) and interning (Python) overlap
+        tokenized = _tokenized(prefetched(document_batches(documents)), columnar)
+        return _columnar_itemsets(prefetched(tokenized), columnar, on_progress)
     from .text.parallel import parallel_items
     builder = ItemSetsBuilder(max_distinct_per_user=getattr(extractor, "max_distinct_per_user",
                                                             None))
@@ -244,20 +245,26 @@ class _Interner:
 
 
 # -- item sets ---------------------------------------------------------------------------------
+def _tokenized(batches, columnar) -> Iterator[tuple[object, list]]:
+    """(users, [(first document, its slice's (doc, item) rows), ...]) per batch."""
+    ex = columnar.extractor
+    levels = ex.n_max - ex.n_min + 1   # n-grams multiply the rows: smaller slices
+    for batch_users, texts in batches:
+        step = max(1, -(-len(texts) // levels))
+        yield batch_users, [(start, columnar.items(texts.slice(start, step)))
+                            for start in range(0, len(texts), step)]
+
+
 def _columnar_itemsets(batches, columnar, on_progress) -> ItemSets:
     cap = columnar.extractor.max_distinct_per_user
     users, items = _Users(), _Interner()
     keys: list[np.ndarray] = []
     counts: list[np.ndarray] = []
     buffered = merged_size = 0
-    ex = columnar.extractor
-    levels = ex.n_max - ex.n_min + 1   # n-grams multiply the rows: smaller slices
-    for batch_users, texts in batches:
+    for batch_users, slices in batches:
         rows = users.rows(batch_users)
-        step = max(1, -(-len(texts) // levels))
-        for start in range(0, len(texts), step):
-            found = columnar.items(texts.slice(start, step))
-            user_of = rows[start:start + step][found["doc"].to_numpy()]
+        for start, found in slices:
+            user_of = rows[start:][found["doc"].to_numpy()]
             if cap is not None:
                 found, user_of = _cap_batch(found, user_of, cap)
             item_of = items.column_ids(found["item"])
