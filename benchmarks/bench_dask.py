@@ -6,7 +6,9 @@
 Prints, for each backend: load (read + tokenize + group by user) time, release time, the released
 size, and peak RSS (driver; for Dask also the largest worker), then the ratio Dask / local end to
 end (load + release; the goal on one machine: at most 1.5x). Each run is a fresh process
-(first-call costs included, as in a real run). ``--repeat N`` runs N local/Dask pairs back to
+(first-call costs included, as in a real run). The clock starts at ``load``: process start and
+imports are outside it for both, the LocalCluster's start (its workers import dp-vocab then)
+for Dask. ``--repeat N`` runs N local/Dask pairs back to
 back and prints the median ratio: on a shared machine one pair is noisy. Both extract
 columnar: Dask runs the local extraction on each input file in a worker. A real cluster: set
 ``[run] backend = "dask"`` and ``scheduler_address = "tcp://host:8786"`` in a recipe, or

@@ -405,6 +405,11 @@ class DaskSequences:
         return "<DaskSequences (private data on the cluster)>"
 
 
+def _prepare_worker() -> None:
+    import dp_vocab.extraction  # noqa: F401 - imported for its side effect: loaded modules
+    import dp_vocab.text.columnar  # noqa: F401
+
+
 class DaskBackend:
     name = "dask"
 
@@ -423,6 +428,15 @@ class DaskBackend:
             self.cluster = LocalCluster(n_workers=self.n_workers, threads_per_worker=1,
                                         processes=True, dashboard_address=":0")
             self.client = Client(self.cluster)
+            self.client.wait_for_workers(self.n_workers)
+        # each worker imports what its tasks run now, all at once, as a local run has before it
+        # reads: otherwise the second worker imports only once the first has read the file
+        try:
+            self.client.run(_prepare_worker)
+        except ImportError:
+            raise ParameterError("run.scheduler_address", scheduler_address,
+                                 "a cluster whose workers have dp-vocab installed",
+                                 "pip install dp-vocab on every worker") from None
 
     def _slots(self) -> list[str]:
         """One worker address per worker thread: a partition each."""
