@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from dp_vocab import ItemSets, make_mechanism
 from dp_vocab.errors import CorpusError, ParameterError
+from dp_vocab.itemsets import item_hashes
 from dp_vocab.mechanisms import _kernels
 from dp_vocab.mechanisms.public import PublicDomain, band_weights, weighted_bh
 from dp_vocab.privacy.noise import RandomSource
@@ -419,6 +420,7 @@ def test_normalised_list_is_kept_on_disk_and_read_back_exactly(tmp_path, monkeyp
     again = PublicDomain.normalised_from(str(src), ex, 100, raw)
     assert first == fresh and again == fresh and len(calls) == 1      # second read from disk
     assert again.describe() == fresh.describe()
+    assert again.hashes.dtype == np.uint64 and (again.hashes == item_hashes(fresh.items)).all()
     # another extractor, limit or list: another entry, computed afresh
     upper = item_extractor(regex_tokenizer(), lowercase=False)
     assert PublicDomain.normalised_from(str(src), upper, 100, raw) == \
@@ -433,6 +435,11 @@ def test_normalised_list_is_kept_on_disk_and_read_back_exactly(tmp_path, monkeyp
     n = len(calls)
     assert PublicDomain.normalised_from(str(src), ex, 100, raw).items == ("dog", "cat")
     assert len(calls) == n + 1
+    head, hex_hashes, body = entry.read_text(encoding="utf-8").split("\n", 2)   # rewritten
+    flipped = hex_hashes[:-1] + ("1" if hex_hashes[-1] == "0" else "0")   # one hash damaged
+    entry.write_text("\n".join([head, flipped, body]), encoding="utf-8")
+    again = PublicDomain.normalised_from(str(src), ex, 100, raw)
+    assert len(calls) == n + 2 and (again.hashes == item_hashes(["dog", "cat"])).all()
     # an in-memory list is not kept; an unwritable cache is not an error
     assert PublicDomain.normalised_from(["a", "B"], ex, 10, lambda: PublicDomain.load(
         ["a", "B"], 10)).items == ("a",)
