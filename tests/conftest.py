@@ -1,6 +1,4 @@
 import math
-import os
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -10,8 +8,14 @@ SHARED = REPO.parent / "shared"
 SAMPLE = REPO / "corpora" / "reddit_college_sample.jsonl.gz"
 E10 = math.exp(-10)
 
-# the public-list cache of this test session, not the user's (~/.cache/dp-vocab)
-os.environ.setdefault("DP_VOCAB_CACHE_DIR", tempfile.mkdtemp(prefix="dp-vocab-cache-"))
+
+@pytest.fixture(autouse=True, scope="session")
+def _public_list_cache(tmp_path_factory):
+    """The public-list cache of this test session (CLI subprocesses inherit it), not the
+    user's ~/.cache/dp-vocab; pytest removes it with its other temporary directories."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("DP_VOCAB_CACHE_DIR", str(tmp_path_factory.mktemp("dp-vocab-cache")))
+        yield
 
 
 @pytest.fixture

@@ -275,7 +275,8 @@ def _mixed_hashes(item_hashes):
 
 
 @njit(cache=True)
-def _max_row_length(indptr):
+def max_row_length(indptr):
+    """The length of the longest CSR row."""
     m = 0
     for r in range(indptr.size - 1):
         m = max(m, indptr[r + 1] - indptr[r])
@@ -365,7 +366,7 @@ def _bound_rows(indptr, items, counts, seeds, item_hashes, item_tie, item_rank, 
     out_items = np.empty(out_ptr[n_rows], dtype=items.dtype)
     out_counts = np.empty(out_ptr[n_rows], dtype=counts.dtype)
     hmix = _mixed_hashes(item_hashes)
-    max_len = _max_row_length(indptr)
+    max_len = max_row_length(indptr)
     n_chunks = min(n_rows, 64)
     for c in prange(n_chunks):
         cand_scratch = np.empty(max_len, dtype=np.uint64)

@@ -9,6 +9,8 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from ..bounding._kernels import max_row_length
+
 
 @intrinsic
 def _prefetch(typingctx, array, index):
@@ -48,15 +50,18 @@ def _prefetch_rows(order, i, indptr, items):
 
 
 @njit(cache=True)
+def _row_scratch(indptr):
+    """(gaps, item ids) buffers for the longest row: a user's items below the cutoff."""
+    n = max_row_length(indptr)
+    return np.empty(n, dtype=np.float64), np.empty(n, dtype=np.int64)
+
+
+@njit(cache=True)
 def l1_descent(order, indptr, items, n_items, gamma):
     """Policy Laplace (Gopi et al. Alg. 3), water-level form: each user raises its items below Γ
     by a common λ* (items whose gap ≤ λ* are set to Γ exactly) with total increase ≤ 1."""
     hist = np.zeros(n_items, dtype=np.float64)
-    maxlen = 0
-    for r in range(indptr.size - 1):
-        maxlen = max(maxlen, indptr[r + 1] - indptr[r])
-    gaps = np.empty(maxlen, dtype=np.float64)
-    idx = np.empty(maxlen, dtype=np.int64)
+    gaps, idx = _row_scratch(indptr)
     for i in range(order.size):
         _prefetch_rows(order, i, indptr, items)
         r = order[i]
@@ -73,13 +78,13 @@ def l1_descent(order, indptr, items, n_items, gamma):
         rem = 1.0
         prev = 0.0
         lam = np.inf
-        for i in range(n):
-            cost = (g[i] - prev) * (n - i)
+        for k in range(n):
+            cost = (g[k] - prev) * (n - k)
             if cost <= rem:
                 rem -= cost
-                prev = g[i]
+                prev = g[k]
             else:
-                lam = prev + rem / (n - i)
+                lam = prev + rem / (n - k)
                 break
         # Filled iff its gap is one the loop paid for in full (gap ≤ prev): decided on the
         # same floats, so filled items sit at Γ exactly and the others get +λ* < their gap.
@@ -98,11 +103,7 @@ def l2_descent(order, indptr, items, n_items, gamma):
     distance ≤ 1 (all to Γ if they are within distance 1). The gaps are read once per user and
     kept for the update (the row's items are distinct, so they do not change in between)."""
     hist = np.zeros(n_items, dtype=np.float64)
-    maxlen = 0
-    for r in range(indptr.size - 1):
-        maxlen = max(maxlen, indptr[r + 1] - indptr[r])
-    gaps = np.empty(maxlen, dtype=np.float64)
-    idx = np.empty(maxlen, dtype=np.int64)
+    gaps, idx = _row_scratch(indptr)
     for i in range(order.size):
         _prefetch_rows(order, i, indptr, items)
         r = order[i]
@@ -120,11 +121,11 @@ def l2_descent(order, indptr, items, n_items, gamma):
             continue
         z = np.sqrt(z2)
         if z <= 1.0:
-            for i in range(n):
-                hist[idx[i]] = gamma
+            for k in range(n):
+                hist[idx[k]] = gamma
         else:
-            for i in range(n):
-                hist[idx[i]] += gaps[i] / z
+            for k in range(n):
+                hist[idx[k]] += gaps[k] / z
     return hist
 
 

@@ -413,10 +413,11 @@ class _PublicDomainParams(Mechanism):
 
     @property
     def domain(self) -> PublicDomain:
-        if self._domain is None:
-            self._use_domain(PublicDomain.load(self.public_items, int(self.public_bands[-1][0])))
-        assert self._domain is not None
-        return self._domain
+        domain = self._domain
+        if domain is None:
+            domain = PublicDomain.load(self.public_items, int(self.public_bands[-1][0]))
+            self._use_domain(domain)
+        return domain
 
     def _use_domain(self, domain: PublicDomain) -> None:
         self._set("_domain", domain)

@@ -64,10 +64,7 @@ class ItemExtractor:
 
     def tokens(self, text: str) -> list[str]:
         """The tokenizer's tokens of the normalised text, none holding a line break."""
-        if text.isascii():   # normalize() without its call: public word lists go word by word
-            tokens = self.tokenizer(text.lower() if self.lowercase else text)
-        else:
-            tokens = self.tokenizer(self.normalize(text))
+        tokens = self.tokenizer(self.normalize(text))
         # rare: the built-in tokenizers never keep a line break
         if not self.no_line_breaks and _LINE_BREAK.search("".join(tokens)):
             tokens = [p for t in tokens for p in _LINE_BREAK.split(t) if p]
