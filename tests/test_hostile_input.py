@@ -126,13 +126,13 @@ def test_streaming_cap_keeps_exactly_the_smallest_hash_items_with_full_counts(do
     ``cap`` distinct items of smallest item hash, each with all its occurrences."""
     from collections import Counter
 
-    from dp_vocab.itemsets import item_hash
+    from dp_vocab.itemsets import item_hashes
     small_chunks = type("SmallChunks", (ItemSetsBuilder,), {"_CHUNK": chunk})
     expected: dict = {}
     for user, items in docs:
         expected.setdefault(user, Counter()).update(items)
     for user, counts in expected.items():
-        keep = sorted(counts, key=item_hash)[:cap]
+        keep = sorted(counts, key=lambda w: int(item_hashes([w])[0]))[:cap]
         expected[user] = {w: counts[w] for w in keep}
     b = small_chunks(compact_every=compact, max_distinct_per_user=cap)
     for k, (user, items) in enumerate(docs):

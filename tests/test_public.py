@@ -466,3 +466,52 @@ def test_mechanism_loads_the_raw_list_only_when_asked(monkeypatch):
     norm = m.for_extractor(ex)
     assert calls == [] and norm.domain.normalised and len(norm.domain.items) > 300_000
     assert not m.domain.normalised and calls == ["en"]   # the raw list, on first use
+
+
+def _rank_by_name(domain, names):
+    return [domain.index.get(n, -1) for n in names]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.text("abcdé", min_size=1, max_size=3), unique=True, max_size=30),
+       st.lists(st.text("abcdéf", min_size=1, max_size=3), max_size=40))
+def test_ranks_by_hash_equal_ranks_by_name(public, names):
+    domain = PublicDomain(tuple(public), "test")
+    got = domain.ranks(item_hashes(names), lambda idx: [names[i] for i in idx.tolist()])
+    assert got.dtype == np.int64 and got.tolist() == _rank_by_name(domain, names)
+
+
+def test_ranks_never_decide_by_hash_alone(monkeypatch):
+    """A held item whose hash equals a public item's is outside P; two items of P that share a
+    hash are both found (by name)."""
+    public = ("dog", "cat", "eel")
+    domain = PublicDomain(public, "test")
+    names = ["cat", "cow", "eel", "dog"]
+    hashes = item_hashes(names)
+    hashes[1] = domain.hashes[0]                       # "cow" collides with "dog"
+    assert domain.ranks(hashes, lambda idx: [names[i] for i in idx.tolist()]).tolist() == \
+        [1, -1, 2, 0]
+    clash = PublicDomain(public, "test")
+    clash.__dict__["hashes"] = np.array([7, 7, 9], dtype=np.uint64)   # "dog" and "cat" share one
+    held = np.array([7, 7, 9, 5], dtype=np.uint64)
+    assert clash.ranks(held, lambda idx: [["dog", "cat", "eel", "ant"][i]
+                                          for i in idx.tolist()]).tolist() == [0, 1, 2, -1]
+
+
+def test_wordfreq_languages_are_read_without_importing_it():
+    import wordfreq
+
+    from dp_vocab.mechanisms import public
+    assert public._wordfreq_languages() == sorted(wordfreq.available_languages())
+
+
+def test_cache_entry_is_named_by_the_item_hash_too(tmp_path, monkeypatch):
+    """Entries keep the items' hashes: a new hash function must not read an old entry."""
+    from dp_vocab.mechanisms import public
+    monkeypatch.setenv("DP_VOCAB_CACHE_DIR", str(tmp_path))
+    src = tmp_path / "list.txt"
+    src.write_text("dog\ncat\n", encoding="utf-8")
+    ex = item_extractor(regex_tokenizer())
+    before = public._cache_path(str(src), ex, 10)
+    monkeypatch.setattr(public, "ITEM_HASH", "another hash")
+    assert public._cache_path(str(src), ex, 10) != before

@@ -50,6 +50,14 @@ def test_encoding_of_many_ids_is_the_concatenation_of_each(ids):
     assert np.diff(offsets).tolist() == [len(encode_user_id(u)) for u in ids]
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(st.characters(blacklist_categories=()), max_size=6), max_size=12))
+def test_encoding_of_any_strings_is_the_concatenation_of_each(ids):
+    """The non-ASCII path finds each id's byte offsets from the UTF-8 start bytes (lone
+    surrogates included, as surrogatepass encodes them)."""
+    test_encoding_of_many_ids_is_the_concatenation_of_each(ids)
+
+
 @pytest.mark.parametrize("ids", [[True, 1], ["a", 1.5], [None]])
 def test_ids_of_other_types_are_refused(ids):
     with pytest.raises(TypeError):

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..bounding import Bounded, BoundedRows, Bounding, ItemWeights, keyed_order, user_keys
+from ..bounding import (Bounded, BoundedRows, Bounding, ItemWeights, fingerprints, keyed_order,
+                        user_keys)
 from ..errors import ParameterError
 from ..itemsets import ItemSets, Vocabulary, needs_item_sets, needs_sequences
 from ..sequences import Gram, TokenCorpus
 
-# Fixed, public SipHash keys: ``user_keys`` used as a fast compiled hash where nothing is secret
+# Fixed, public SipHash keys (``fingerprints``), where nothing is secret
 # (which partition holds a user; a second item hash so that items are told apart by 128 bits)
 _PART_KEY = b"dp-vocab dask: user to partition"
 _ID_KEY = b"dp-vocab dask: second item hash."
@@ -35,11 +36,6 @@ class _Whole:
 
 def _unwrapped(results) -> list:
     return [r.value for r in results]
-
-
-def _siphash(values: list, key: bytes = _ID_KEY) -> np.ndarray:
-    """A 64-bit SipHash of each string or integer (type-tagged: "1" and 1 differ)."""
-    return user_keys(values, key)[1]
 
 
 # -- loading: each input file is extracted where it is read (columnar where the extractor
@@ -69,7 +65,7 @@ def _user_parts(user_ids: list, n_parts: int, alone: bool) -> np.ndarray:
     agree with)."""
     if alone:
         return np.arange(len(user_ids), dtype=np.int64) * n_parts // max(len(user_ids), 1)
-    return (_siphash(user_ids, _PART_KEY) % np.uint64(n_parts)).astype(np.int64)
+    return (fingerprints(user_ids, _PART_KEY) % np.uint64(n_parts)).astype(np.int64)
 
 
 def _take(ptr: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -159,7 +155,7 @@ def _corpus_partition(joiner: str, *pieces: _Whole) -> TokenCorpus:
 # independent one), as numbers ------------------------------------------------------------
 def _identities(hashes: np.ndarray, strings: list[str]) -> np.ndarray:
     """(n, 2) uint64: each item's bounding hash and a second hash of its string."""
-    return np.stack([hashes, _siphash(strings)], axis=1)
+    return np.stack([hashes, fingerprints(strings, _ID_KEY)], axis=1)
 
 
 def _unique_rows(idents: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

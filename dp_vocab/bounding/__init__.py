@@ -21,7 +21,7 @@ from typing import Protocol
 import numpy as np
 
 from . import _kernels
-from .user_order import check_key, derive_key, keyed_order, user_keys, user_order
+from .user_order import check_key, derive_key, fingerprints, keyed_order, user_keys, user_order
 
 MISSING_RANK = 2**31 - 1  # items absent from a public priority table rank after all listed ones
 # Δ0 above this is never useful (a user's distinct items are capped at extraction, 100,000 by
@@ -92,7 +92,8 @@ def string_ties(strings: Sequence[str], hashes: np.ndarray) -> np.ndarray:
     """Tie-breaks for items that share a 64-bit hash: each item's rank in string order (the
     relative order of two items is that of their strings, whoever else is present). Length 1
     when all hashes differ, the usual case: then no two items can tie."""
-    if np.unique(hashes).size == hashes.size:
+    ranked = np.sort(hashes)
+    if not (ranked[1:] == ranked[:-1]).any():
         return _NO_TIE
     ranks = np.empty(len(strings), dtype=np.int64)
     ranks[sorted(range(len(strings)), key=strings.__getitem__)] = np.arange(len(strings))
@@ -224,4 +225,5 @@ class UserData(Protocol):
 __all__ = ["Bounded", "BoundedRows", "Bounding", "Input", "ItemWeights", "MAX_ITEMS_PER_USER",
            "MISSING_RANK", "NgramLevels",
            "Priority", "UserData", "Weighting", "bound", "canonical_order", "check_key",
-           "string_ties", "derive_key", "keyed_order", "user_keys", "user_order", "user_weights"]
+           "string_ties", "derive_key", "fingerprints", "keyed_order", "user_keys", "user_order",
+           "user_weights"]

@@ -39,23 +39,27 @@ def encode_user_ids(user_ids: list) -> tuple[np.ndarray, np.ndarray]:
     """(uint8 buffer, int64 offsets of n + 1): ``encode_user_id`` of every id, concatenated.
     All-string and all-integer lists (the usual cases) are encoded in a few C-level passes."""
     n = len(user_ids)
-    text = None
+    tag = None
     try:
         text = "s:" + "s:".join(user_ids)
+        tag = "s"
     except TypeError:   # not all strings
         if all(type(u) is int for u in user_ids):
             user_ids = list(map(str, user_ids))
             text = "i:" + "i:".join(user_ids)
-    if text is not None and n and text.isascii():
-        lengths = np.fromiter(map(len, user_ids), dtype=np.int64, count=n) + 2
-        buf = text.encode("ascii")
-    else:
-        parts = [encode_user_id(u) for u in user_ids]
-        lengths = np.fromiter(map(len, parts), dtype=np.int64, count=n)
-        buf = b"".join(parts)
+            tag = "i"
     offsets = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    return np.frombuffer(buf, dtype=np.uint8), offsets
+    if tag is not None and n:
+        np.cumsum(np.fromiter(map(len, user_ids), dtype=np.int64, count=n) + 2, out=offsets[1:])
+        if text.isascii():
+            return np.frombuffer(text.encode("ascii"), dtype=np.uint8), offsets
+        buf = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+        # offsets count code points; each one's encoding starts with a byte not 10xxxxxx
+        starts = np.append(np.flatnonzero((buf & 0xC0) != 0x80), buf.size)
+        return buf, starts[offsets]
+    parts = [encode_user_id(u) for u in user_ids]
+    np.cumsum(np.fromiter(map(len, parts), dtype=np.int64, count=n), out=offsets[1:])
+    return np.frombuffer(b"".join(parts), dtype=np.uint8), offsets
 
 
 def check_key(key) -> bytes:
@@ -215,6 +219,12 @@ def user_keys(user_ids: list, key: bytes) -> tuple[np.ndarray, np.ndarray]:
     buf, offsets = encode_user_ids(user_ids)
     words = _prf_words(buf, offsets, siphash_keys(key))
     return words[:, :3], words[:, 3].copy()
+
+
+def fingerprints(values: list, key: bytes) -> np.ndarray:
+    """A 64-bit SipHash of each string or integer (type-tagged: "1" and 1 differ) under a fixed,
+    public ``key``: a fast compiled hash where nothing is secret."""
+    return user_keys(values, key)[1]
 
 
 def keyed_order(words: np.ndarray) -> np.ndarray:

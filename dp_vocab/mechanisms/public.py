@@ -33,9 +33,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 from scipy.special import log_ndtr, ndtri
 
-from ..bounding import ItemWeights, UserData, check_key
+from ..bounding import ItemWeights, UserData, canonical_order, check_key
 from ..errors import CorpusError, ParameterError
-from ..itemsets import item_hashes
+from ..itemsets import ITEM_HASH, item_hashes
 from ..privacy.noise import RandomSource, bernoulli, gaussian_release_probability
 from ..release import Release
 from . import _kernels
@@ -126,6 +126,38 @@ class PublicDomain:
         return {w: r for r, w in enumerate(self.items)}
 
     @functools.cached_property
+    def _by_hash(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """(the items' hashes sorted, the rank of each), or None when two items of P share a
+        hash (then ``ranks`` looks items up by name)."""
+        order = np.argsort(self.hashes, kind="stable")
+        ranked = self.hashes[order]
+        if ranked.size > 1 and (ranked[1:] == ranked[:-1]).any():
+            return None
+        return ranked, order
+
+    def ranks(self, hashes: np.ndarray, names_of: Callable[[np.ndarray], list[str]]) -> np.ndarray:
+        """The public rank of each item (int64, −1 outside P), from the items' hashes (uint64)
+        and ``names_of(indices)``, their strings: looked up by hash, and confirmed by name for
+        those whose hash is in P (a hash never decides alone)."""
+        out = np.full(hashes.size, -1, dtype=np.int64)
+        by_hash = self._by_hash
+        if by_hash is None:
+            index = self.index
+            out[:] = [index.get(n, -1) for n in names_of(np.arange(hashes.size))]
+            return out
+        ranked, order = by_hash
+        if not ranked.size:
+            return out
+        at = np.minimum(np.searchsorted(ranked, hashes), ranked.size - 1)
+        hit = np.flatnonzero(ranked[at] == hashes)
+        rank = order[at[hit]]
+        items = self.items
+        same = np.fromiter((items[r] == n for r, n in zip(rank.tolist(), names_of(hit))),
+                           dtype=bool, count=hit.size)
+        out[hit[same]] = rank[same]
+        return out
+
+    @functools.cached_property
     def item_set(self) -> frozenset[str]:
         return frozenset(self.items)
 
@@ -147,8 +179,7 @@ def check_source(source) -> None:
     """The checks of ``PublicDomain.load`` that need not read the list: a known wordfreq
     language, an existing file, or a sequence of strings without line breaks."""
     if isinstance(source, str) and source.startswith(WORDFREQ_PREFIX):
-        import wordfreq
-        known = sorted(wordfreq.available_languages())
+        known = _wordfreq_languages()
         if source[len(WORDFREQ_PREFIX):] not in known:
             raise ParameterError("public_items", source,
                                  f"{WORDFREQ_PREFIX}LANG, LANG: " + ", ".join(known))
@@ -161,6 +192,25 @@ def check_source(source) -> None:
         raise ParameterError("public_items", source,
                              "\"wordfreq:LANG\", a path to a file of items (one per line) "
                              "or a list of strings without line breaks")
+
+
+def _wordfreq_module() -> Path:
+    """wordfreq's ``__init__.py``, found without importing it (0.2 s, needed only when the
+    list is not cached)."""
+    import importlib.util
+    spec = importlib.util.find_spec("wordfreq")
+    if spec is None or spec.origin is None:
+        raise ParameterError("public_items", "wordfreq:…", "an installed wordfreq",
+                             "Install it (pip install wordfreq), or give a file of items.")
+    return Path(spec.origin)
+
+
+def _wordfreq_languages() -> list[str]:
+    """The languages of wordfreq's lists (its ``available_languages()``: the ``small_LANG`` and
+    ``large_LANG`` data files), read from its data folder."""
+    names = (p.name.split(".")[0].split("_") for p in
+             (_wordfreq_module().parent / "data").glob("*.msgpack.gz") if not p.name.startswith("_"))
+    return sorted({n[1] for n in names if len(n) == 2 and n[0] in ("small", "large")})
 
 
 @functools.lru_cache(maxsize=8)
@@ -217,9 +267,8 @@ def _cache_path(source, extractor, limit: int) -> Path | None:
     """Where the normalised list of ``source`` lives, or None when it is not worth keeping (a
     list given in memory) or cannot be named exactly (an extractor without a description)."""
     if isinstance(source, str) and source.startswith(WORDFREQ_PREFIX):
-        import wordfreq
         from importlib.metadata import version
-        origin = f"{source} wordfreq {version('wordfreq')} {wordfreq.__file__}"
+        origin = f"{source} wordfreq {version('wordfreq')} {_wordfreq_module()}"
     elif isinstance(source, (str, Path)):
         try:
             origin = hashlib.sha256(Path(source).read_bytes()).hexdigest()
@@ -234,7 +283,7 @@ def _cache_path(source, extractor, limit: int) -> Path | None:
         desc = json.dumps(describe(), sort_keys=True)
     except TypeError:
         return None
-    key = json.dumps([origin, desc, limit, _code_digest()])
+    key = json.dumps([origin, desc, limit, _code_digest(), ITEM_HASH])
     return _cache_dir() / "public" / (hashlib.sha256(key.encode()).hexdigest() + ".txt")
 
 
@@ -359,13 +408,16 @@ def weighted_bh(weights: np.ndarray, bh_weights: np.ndarray, sigma: float, fdr: 
 def release_with_public_domain(h: ItemWeights, domain: PublicDomain, bh_weights: np.ndarray,
                                sigma: float, threshold: float, fdr: float,
                                random: RandomSource, released_before: int = 0,
-                               adaptive_lambda: float | None = None) -> list[str]:
+                               adaptive_lambda: float | None = None,
+                               ranks: np.ndarray | None = None) -> list[str]:
     """One Gaussian release with a public domain: candidates outside P released iff
     H + N(0, σ²) > ρ (exact Bernoulli), items of P (all of them) by ``weighted_bh`` (adaptive
     if ``adaptive_lambda`` is set), counting those and the ``released_before`` items (earlier
-    rounds) as other discoveries. Returns the released items (unsorted)."""
-    index = domain.index
-    pos = np.fromiter((index.get(n, -1) for n in h.names), dtype=np.int64, count=len(h.names))
+    rounds) as other discoveries. ``ranks``: ``domain.ranks`` of h's items, if known. Returns
+    the released items (unsorted)."""
+    names = h.names
+    pos = ranks if ranks is not None else \
+        domain.ranks(h.hashes, lambda idx: [names[i] for i in idx.tolist()])
     outside = np.flatnonzero(pos < 0)
     keep = bernoulli(gaussian_release_probability(h.weights[outside], threshold, sigma), random)
     released = [h.names[i] for i in outside[keep].tolist()]
@@ -516,27 +568,28 @@ class PolicyGaussianPublic(_PublicCutoff, PolicyGaussian):
                            cap=max(self.cutoff, self.public_gamma), text=self._sensitivity_text())
 
     def _histogram(self, data: UserData, key: bytes) -> ItemWeights:
+        return self._histogram_and_ranks(data, key)[0]
+
+    def _histogram_and_ranks(self, data: UserData, key: bytes) -> tuple[ItemWeights, np.ndarray]:
+        """The candidates in canonical order, and their public ranks (−1 outside P)."""
         rows = data.bounded_rows(key, self.bounding)
-        gammas = np.full(rows.n_items, self.cutoff)
-        maybe = np.flatnonzero(np.isin(rows.hashes, self.domain.hashes))  # then exact names
-        if maybe.size:
-            index = self.domain.index
-            names = rows.names_of(maybe)
-            gammas[maybe[[n in index for n in names]]] = self.public_gamma
+        ranks = self.domain.ranks(rows.hashes, rows.names_of)
+        gammas = np.where(ranks >= 0, self.public_gamma, self.cutoff)
         b = rows.bounded
         weights = _kernels.l2_descent_cutoffs(b.order, b.indptr, b.items, rows.n_items, gammas)
         cand = np.flatnonzero(weights > 0)
-        return ItemWeights(rows.names_of(cand), rows.hashes[cand], weights[cand]).canonical()
+        cand = cand[canonical_order(rows.hashes[cand])]   # what .canonical() gives, one pass
+        return ItemWeights(rows.names_of(cand), rows.hashes[cand], weights[cand]), ranks[cand]
 
     def release(self, itemsets, key: bytes | None = None,
                 random: RandomSource | None = None) -> Release:
         random = random if random is not None else RandomSource()
         key = self._key(key, random)
-        h = self._histogram(itemsets, key)
+        h, ranks = self._histogram_and_ranks(itemsets, key)
         released = release_with_public_domain(h, self.domain, self._bh_weights(),
                                               self.noise_scale, self.threshold,
                                               self.public_fdr, random,
-                                              adaptive_lambda=self._adaptive_lambda)
+                                              adaptive_lambda=self._adaptive_lambda, ranks=ranks)
         return Release(items=sorted(released), mechanism=self.registry_name,
                        params=self.params(), epsilon=self.epsilon, delta=self.delta,
                        randomness=random.describe(), privacy=self.privacy(),
