@@ -6,7 +6,7 @@
 For each corpus, alternately (so machine load hits both alike), each in its own subprocess:
 
 * ``dp-vocab run RECIPE --paths.corpus CORPUS`` through ``recipes.run_recipe`` (what the CLI
-  calls), timed from interpreter start to the written release;
+  calls), timed from interpreter start to the process's end (which ends as the command's);
 * the bare pipeline: read the JSONL with polars, NFKC + lower-case, the same regex, drop tokens
   over 50 characters, distinct (user, token) pairs as integer ids — nothing else.
 
@@ -52,6 +52,8 @@ from dp_vocab.recipes import run_recipe
 result = run_recipe(sys.argv[1], sys.argv[2], overrides={"paths.corpus": sys.argv[3]},
                     force=True)
 print(len(result.release.items), result.timings["extract_s"], result.timings["release_s"])
+import gc
+gc.freeze()   # and ends as the dp-vocab command does (dp_vocab.cli.command)
 '''
 
 

@@ -244,3 +244,17 @@ def test_plan_reads_no_data_and_execute_does(tmp_path):
     with pytest.raises(CorpusError, match="c.jsonl:1"):
         execute(plan)
     assert not (tmp_path / "o").exists()
+
+
+def test_the_command_is_main_then_a_process_end_without_collection(monkeypatch):
+    """``dp-vocab`` runs ``cli.command``: main's exit code, then nothing left to collect."""
+    import gc
+
+    from dp_vocab.cli import command
+    monkeypatch.setattr(sys, "argv", ["dp-vocab", "nope"])
+    try:
+        with pytest.raises(SystemExit) as exc:
+            command()
+        assert exc.value.code == 2 and gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
