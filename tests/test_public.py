@@ -430,16 +430,19 @@ def test_normalised_list_is_kept_on_disk_and_read_back_exactly(tmp_path, monkeyp
     assert PublicDomain.normalised_from(str(src), ex, 100, raw).items == ("dog", "cat")
     # a damaged entry is recomputed, never used
     (entry,) = [p for p in (tmp_path / "cache" / "public").iterdir()
-                if p.read_text(encoding="utf-8").endswith("dog\ncat")]
-    entry.write_text(entry.read_text(encoding="utf-8") + "\nmouse", encoding="utf-8")
+                if p.read_bytes().endswith(b"dog\ncat")]
+    entry.write_bytes(entry.read_bytes() + b"\nmouse")
     n = len(calls)
     assert PublicDomain.normalised_from(str(src), ex, 100, raw).items == ("dog", "cat")
     assert len(calls) == n + 1
-    head, hex_hashes, body = entry.read_text(encoding="utf-8").split("\n", 2)   # rewritten
-    flipped = hex_hashes[:-1] + ("1" if hex_hashes[-1] == "0" else "0")   # one hash damaged
-    entry.write_text("\n".join([head, flipped, body]), encoding="utf-8")
+    data = bytearray(entry.read_bytes())                     # rewritten
+    data[data.index(b"\n") + 3] ^= 1                          # one hash damaged
+    entry.write_bytes(bytes(data))
     again = PublicDomain.normalised_from(str(src), ex, 100, raw)
     assert len(calls) == n + 2 and (again.hashes == item_hashes(["dog", "cat"])).all()
+    entry.write_bytes(entry.read_bytes()[:40])               # cut short
+    assert PublicDomain.normalised_from(str(src), ex, 100, raw).items == ("dog", "cat")
+    assert len(calls) == n + 3
     # an in-memory list is not kept; an unwritable cache is not an error
     assert PublicDomain.normalised_from(["a", "B"], ex, 10, lambda: PublicDomain.load(
         ["a", "B"], 10)).items == ("a",)

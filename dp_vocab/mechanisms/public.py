@@ -92,29 +92,15 @@ class PublicDomain:
         digest of everything the result depends on (the list's version or bytes, the extractor's
         description, the limit, dp-vocab's version and its text-processing code). Its first line
         holds the SHA-256 of the items and of their hashes' bytes, both checked on every read,
-        so a damaged entry is recomputed, never used."""
+        so a damaged entry is recomputed, never used (``_read_cache``)."""
         path = _cache_path(source, extractor, limit)
-        if path is not None and path.is_file():
-            try:
-                text = path.read_text(encoding="utf-8", errors="surrogatepass")
-            except (OSError, UnicodeDecodeError):
-                text = ""
-            head, _, rest = text.partition("\n")
-            hex_hashes, _, body = rest.partition("\n")
-            digests = head.split(" ")
-            try:
-                hash_bytes = bytes.fromhex(hex_hashes)
-            except ValueError:
-                hash_bytes = b""
-            items = tuple(body.split("\n")) if body else ()
-            if (len(digests) == 2 and len(hash_bytes) == 8 * len(items)
-                    and digests[0] == hashlib.sha256(body.encode("utf-8",
-                                                                 "surrogatepass")).hexdigest()
-                    and digests[1] == hashlib.sha256(hash_bytes).hexdigest()):
-                out = cls(items, raw_source_name(source), True)
-                out.__dict__["sha256"] = digests[0]   # cached_property values, as computed
-                out.__dict__["hashes"] = np.frombuffer(hash_bytes, dtype=np.uint64).copy()
-                return out
+        cached = _read_cache(path) if path is not None else None
+        if cached is not None:
+            items, sha_items, hashes = cached
+            out = cls(items, raw_source_name(source), True)
+            out.__dict__["sha256"] = sha_items   # cached_property values, as computed
+            out.__dict__["hashes"] = hashes
+            return out
         out = raw().normalised_by(extractor, limit)
         if path is not None:
             _write_cache(path, out)
@@ -287,19 +273,51 @@ def _cache_path(source, extractor, limit: int) -> Path | None:
     return _cache_dir() / "public" / (hashlib.sha256(key.encode()).hexdigest() + ".txt")
 
 
+_CACHE_FORMAT = b"dp-vocab public list v2"
+
+
 def _write_cache(path: Path, domain: "PublicDomain") -> None:
-    """Atomically (write then rename); a cache that cannot be written is simply not kept."""
-    hash_bytes = domain.hashes.tobytes()   # the digests' own bytes, as item_hashes joined them
-    text = (f"{domain.sha256} {hashlib.sha256(hash_bytes).hexdigest()}\n{hash_bytes.hex()}\n"
-            + "\n".join(domain.items))
+    """Atomically (write then rename); a cache that cannot be written is simply not kept. The
+    entry: a line "FORMAT n sha256(items) sha256(hashes)", the n hashes' 8-byte words, then
+    the items, UTF-8, one per line."""
+    hash_bytes = domain.hashes.tobytes()
+    head = b"%s %d %s %s\n" % (_CACHE_FORMAT, len(domain.items), domain.sha256.encode(),
+                               hashlib.sha256(hash_bytes).hexdigest().encode())
+    body = "\n".join(domain.items).encode("utf-8", "surrogatepass")
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(text, encoding="utf-8", errors="surrogatepass")
+        tmp.write_bytes(head + hash_bytes + body)
         os.replace(tmp, path)
     except OSError:
         with contextlib.suppress(OSError):
             tmp.unlink(missing_ok=True)
+
+
+def _read_cache(path: Path) -> tuple[tuple[str, ...], str, np.ndarray] | None:
+    """(items, their SHA-256, their hashes) of an entry ``_write_cache`` wrote, or None when
+    there is none or it is not exactly that (both digests are checked)."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    head, _, rest = data.partition(b"\n")
+    fields = head.split(b" ")
+    if len(fields) != 7 or b" ".join(fields[:4]) != _CACHE_FORMAT or not fields[4].isdigit():
+        return None
+    n = int(fields[4])
+    hash_bytes, body = rest[:8 * n], rest[8 * n:]
+    if (len(hash_bytes) != 8 * n
+            or hashlib.sha256(body).hexdigest().encode() != fields[5]
+            or hashlib.sha256(hash_bytes).hexdigest().encode() != fields[6]):
+        return None
+    try:
+        items = tuple(body.decode("utf-8", "surrogatepass").split("\n")) if n else ()
+    except UnicodeDecodeError:
+        return None
+    if len(items) != n:
+        return None
+    return items, fields[5].decode(), np.frombuffer(hash_bytes, dtype=np.uint64).copy()
 
 
 def check_bands(bands) -> tuple[tuple[int, float], ...]:
