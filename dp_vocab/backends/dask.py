@@ -314,8 +314,10 @@ class DaskUserItems:
         """Each partition's sums (its users are whole in it, so the sums add); the items are
         public (a released vocabulary) and sent as one pickle."""
         items = list(items)
-        parts = self._map(_clipped_count_sums, _Whole(items), key, bounding, max_count)
-        return np.sum(parts, axis=0, dtype=np.int64) if parts else np.zeros(len(items), np.int64)
+        total = np.zeros(len(items), dtype=np.int64)
+        for sums in self._map(_clipped_count_sums, _Whole(items), key, bounding, max_count):
+            total += sums
+        return total
 
     def ngram_levels(self, bounding: Bounding):
         raise needs_sequences()   # the same clear error as locally
