@@ -13,8 +13,7 @@ from typing import ClassVar
 import numpy as np
 
 from .errors import ParameterError
-from .itemsets import ItemSets
-from .bounding import MAX_ITEMS_PER_USER, Bounding, Priority
+from .bounding import MAX_ITEMS_PER_USER, Bounding, Priority, UserData
 from .privacy.accounting import Stage, zcdp_rho_for
 from .privacy.noise import RandomSource, discrete_gaussian, discrete_laplace
 from .privacy.params import check_delta, check_epsilon, check_positive_int
@@ -40,21 +39,19 @@ class CountRelease:
     def registry_name(self) -> str:
         return f"dp_vocab.{self.name}.v1"
 
-    def true_sums(self, itemsets: ItemSets, items: list[str], key: bytes) -> np.ndarray:
-        """Clipped per-item sums (int64, aligned with ``items``). Private: never output."""
-        vocab = itemsets.vocab
-        ids = np.array([vocab.id(w) for w in items], dtype=np.int64)
-        in_v = np.zeros(len(vocab), dtype=bool)
-        in_v[ids] = True
-        b = itemsets.restrict_items(in_v).bounded_rows(
-            key, Bounding(self.max_items_per_user, Priority.OWN_COUNT)).bounded
-        contrib = np.minimum(b.counts, self.max_count).astype(np.float64)
-        sums = np.bincount(b.items, weights=contrib, minlength=len(vocab))
-        return np.rint(sums[ids]).astype(np.int64)
+    @property
+    def bounding(self) -> Bounding:
+        """Each user's k most frequent items of the vocabulary, ties by its keyed randomness."""
+        return Bounding(self.max_items_per_user, Priority.OWN_COUNT)
 
-    def release_counts(self, itemsets: ItemSets, items: list[str],
+    def true_sums(self, data: UserData, items: list[str], key: bytes) -> np.ndarray:
+        """Clipped per-item sums (int64, aligned with ``items``), computed where the data lives
+        (``UserData.clipped_count_sums``). Private: never output."""
+        return data.clipped_count_sums(items, key, self.bounding, self.max_count)
+
+    def release_counts(self, data: UserData, items: list[str],
                        random: RandomSource) -> dict[str, int]:
-        sums = self.true_sums(itemsets, items, random.key())
+        sums = self.true_sums(data, items, random.key())
         noisy = np.maximum(sums + self._noise(len(items), random), 0)  # clamping: post-processing
         return dict(zip(items, noisy.tolist()))
 

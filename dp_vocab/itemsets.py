@@ -207,6 +207,17 @@ class ItemSets:
         held = np.bincount(self.items, minlength=len(self.vocab) + 1).astype(np.float64)
         return held[ids]   # id −1 (not held here) reads the spare last cell: 0
 
+    def clipped_count_sums(self, items, key: bytes, bounding: Bounding,
+                           max_count: int) -> np.ndarray:
+        ids = np.array([self.vocab.get(w, -1) for w in items], dtype=np.int64)
+        keep = np.zeros(len(self.vocab) + 1, dtype=bool)   # + a spare last cell for id −1
+        keep[ids] = True
+        b = self.restrict_items(keep[:-1]).bounded_rows(key, bounding).bounded
+        contrib = np.minimum(b.counts, max_count).astype(np.float64)
+        # float sums of integers are exact (< 2⁵³); the spare cell (items not held here) is 0
+        sums = np.bincount(b.items, weights=contrib, minlength=len(self.vocab) + 1)
+        return np.rint(sums[ids]).astype(np.int64)
+
     def ngram_levels(self, bounding: Bounding) -> NgramLevels:
         raise needs_sequences()
 

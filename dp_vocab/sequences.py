@@ -87,7 +87,7 @@ class TokenCorpus:
     def bounded_rows(self, *args, **kwargs):
         raise needs_item_sets()
 
-    weight_sums = holder_counts = bounded_rows
+    weight_sums = holder_counts = clipped_count_sums = bounded_rows
 
     def __repr__(self) -> str:
         return "<TokenCorpus (private data)>"

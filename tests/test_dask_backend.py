@@ -12,7 +12,8 @@ pytest.importorskip("distributed")
 
 from dp_vocab import make_mechanism  # noqa: E402
 from dp_vocab.backends import LocalBackend  # noqa: E402
-from dp_vocab.bounding import Weighting  # noqa: E402
+from dp_vocab.bounding import MAX_ITEMS_PER_USER, Weighting  # noqa: E402
+from dp_vocab.count_release import DiscreteGaussianCounts, DiscreteLaplaceCounts  # noqa: E402
 from dp_vocab.backends.dask import DaskBackend  # noqa: E402
 from dp_vocab.corpora import JsonlReader  # noqa: E402
 from dp_vocab.privacy.noise import RandomSource  # noqa: E402
@@ -31,17 +32,27 @@ MECHS = [("count_laplace", {}), ("count_gaussian", {}), ("weighted_gaussian", {}
 
 
 @pytest.fixture(scope="module")
-def both(tmp_path_factory):
+def part(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("c") / "part.jsonl.gz"
     with gzip.open(SAMPLE, "rt", encoding="utf-8") as f, gzip.open(path, "wt") as g:
         g.writelines(islice(f, 6000))
-    extractor = ItemExtractor(RegexTokenizer())
-    local = LocalBackend().load(JsonlReader(path), extractor)
+    return path
+
+
+@pytest.fixture(scope="module")
+def cluster():
     backend = DaskBackend(n_workers=2)
     try:
-        yield local, backend.load(JsonlReader(path), extractor)
+        yield backend
     finally:
         backend.close()
+
+
+@pytest.fixture(scope="module")
+def both(part, cluster):
+    extractor = ItemExtractor(RegexTokenizer())
+    return (LocalBackend().load(JsonlReader(part), extractor),
+            cluster.load(JsonlReader(part), extractor))
 
 
 @pytest.mark.parametrize("name,extra", MECHS, ids=[m for m, _ in MECHS])
@@ -58,6 +69,63 @@ def test_histograms_and_seeded_releases_match(both, name, extra):
     a = m.release(local, key=KEY, random=RandomSource(42))
     b = m.release(remote, key=KEY, random=RandomSource(42))
     assert a.items == b.items
+
+
+def test_free_noisy_counts_match_local(both):
+    local, remote = both
+    m = make_mechanism("count_laplace", epsilon=3.0, delta=1e-5, max_items_per_user=20,
+                       noisy_counts=True)
+    a = m.release(local, key=KEY, random=RandomSource(11))
+    b = m.release(remote, key=KEY, random=RandomSource(11))
+    assert a.counts is not None and len(a.counts) > 20
+    assert a.items == b.items and a.counts == b.counts
+
+
+@pytest.mark.parametrize("counter", [
+    DiscreteLaplaceCounts(2.0, max_items_per_user=20, max_count=3),
+    DiscreteGaussianCounts(2.0, 1e-6, max_items_per_user=5, max_count=2)],
+    ids=["laplace", "gaussian"])
+def test_count_release_matches_local(both, counter):
+    local, remote = both
+    vocab = make_mechanism("count_gaussian", epsilon=3.0, delta=1e-5, max_items_per_user=50
+                           ).release(local, key=KEY, random=RandomSource(3)).items
+    items = vocab + ["zz-held-by-nobody"]
+    sums = counter.true_sums(local, items, KEY)
+    assert sums.dtype == np.int64 and sums[-1] == 0 and (sums[:-1] > 0).all()
+    assert np.array_equal(sums, counter.true_sums(remote, items, KEY))
+    # the cap and the clip bind on this corpus (else the test would not see them differ)
+    unbounded = DiscreteLaplaceCounts(1.0, max_items_per_user=MAX_ITEMS_PER_USER,
+                                      max_count=2 ** 31 - 1)
+    totals = unbounded.true_sums(local, items, KEY)
+    assert (sums <= totals).all() and (sums < totals).any()
+    assert np.array_equal(totals, unbounded.true_sums(remote, items, KEY))
+    held = local.to_dict()   # the unbounded sums are the plain occurrence totals
+    assert totals.tolist() == [sum(u.get(w, 0) for u in held.values()) for w in items]
+    # same key from the same seed, same sums, same noise draws
+    assert counter.release_counts(local, items, RandomSource(8)) == \
+        counter.release_counts(remote, items, RandomSource(8))
+
+
+def test_counts_recipe_on_dask_writes_the_local_files(tmp_path, part, cluster):
+    recipe = {"run": {"seed": 21, "key": KEY.hex()},
+              "corpus": {"@readers": "dp_vocab.jsonl.v1", "path": str(part)},
+              "items": {"@extractors": "dp_vocab.items.v1",
+                        "tokenizer": {"@tokenizers": "dp_vocab.regex.v1"}},
+              "mechanism": {"@mechanisms": "dp_vocab.policy_gaussian.v1", "epsilon": 2.0,
+                            "delta": 1e-5, "max_items_per_user": 50},
+              "counts": {"@counts": "dp_vocab.discrete_laplace_counts.v1", "epsilon": 2.0,
+                         "max_items_per_user": 20, "max_count": 3},
+              "export": {"@exporters": "dp_vocab.plain.v1", "jsonl": True}}
+    local = run_recipe(recipe, tmp_path / "local")
+    # the module's cluster, through its scheduler address (a remote cluster's route)
+    dask = run_recipe(recipe, tmp_path / "dask", overrides={
+        "run.backend": "dask", "run.scheduler_address": cluster.client.scheduler.address})
+    assert dask.record["backend"]["backend"] == "dask"
+    assert local.release.counts is not None and len(local.release.counts) > 100
+    assert dask.release.counts == local.release.counts
+    for name in ("vocab.txt", "vocab.jsonl"):
+        assert (tmp_path / "dask" / name).read_bytes() == (tmp_path / "local" / name).read_bytes()
+    assert dask.record["composition"] == local.record["composition"]
 
 
 def test_quickstart_on_dask_records_the_backend(tmp_path):
@@ -140,6 +208,9 @@ def test_fewer_users_than_partitions_and_empty_partitions(tmp_path):
             m = make_mechanism(name, epsilon=3.0, delta=1e-5, max_items_per_user=2)
             assert m.histogram(local, KEY) == pytest.approx(m.histogram(remote, KEY), rel=1e-12)
         assert remote.holder_counts(["beta", "zeta"]).tolist() == [1.0, 0.0]
+        counter = DiscreteLaplaceCounts(1.0, max_items_per_user=2, max_count=1)
+        for data in (local, remote):   # beta (own count 2) and gamma kept, clipped to 1
+            assert counter.true_sums(data, ["beta", "gamma", "zeta"], KEY).tolist() == [1, 1, 0]
     finally:
         backend.close()
 

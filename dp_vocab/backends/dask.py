@@ -269,6 +269,11 @@ def _holder_counts(its: ItemSets, items: list) -> _Whole:
     return _Whole(its.holder_counts(items))
 
 
+def _clipped_count_sums(its: ItemSets, items: _Whole, key: bytes, bounding: Bounding,
+                        max_count: int) -> _Whole:
+    return _Whole(its.clipped_count_sums(items.value, key, bounding, max_count))
+
+
 class DaskUserItems:
     """Item sets on the cluster (``bounding.UserData``): futures of one ItemSets per partition."""
 
@@ -303,6 +308,16 @@ class DaskUserItems:
         items = list(items)
         parts = self._map(_holder_counts, items)
         return np.sum(parts, axis=0) if parts else np.zeros(len(items))
+
+    def clipped_count_sums(self, items, key: bytes, bounding: Bounding,
+                           max_count: int) -> np.ndarray:
+        """Each partition's sums (its users are whole in it, so the sums add); the items are
+        public (a released vocabulary) and sent as one pickle."""
+        items = list(items)
+        total = np.zeros(len(items), dtype=np.int64)
+        for sums in self._map(_clipped_count_sums, _Whole(items), key, bounding, max_count):
+            total += sums
+        return total
 
     def ngram_levels(self, bounding: Bounding):
         raise needs_sequences()   # the same clear error as locally
@@ -395,7 +410,7 @@ class DaskSequences:
     def bounded_rows(self, *args, **kwargs):
         raise needs_item_sets()
 
-    weight_sums = holder_counts = bounded_rows
+    weight_sums = holder_counts = clipped_count_sums = bounded_rows
 
     def __repr__(self) -> str:
         return "<DaskSequences (private data on the cluster)>"

@@ -217,6 +217,13 @@ class UserData(Protocol):
         """How many users hold each of ``items`` (float64)."""
         ...
 
+    def clipped_count_sums(self, items: Sequence[str], key: bytes, bounding: Bounding,
+                           max_count: int) -> np.ndarray:
+        """Per-item sums (int64, aligned with ``items``) of each user's own count clipped to
+        ``max_count``, over the user's items among ``items`` bounded by ``bounding``: the
+        separate count release over a released vocabulary (0 for an item nobody holds)."""
+        ...
+
     def ngram_levels(self, bounding: Bounding) -> NgramLevels:
         """Level-wise n-gram weights over token sequences."""
         ...

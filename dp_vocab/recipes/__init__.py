@@ -336,9 +336,6 @@ def plan_run(recipe, output, overrides: dict[str, Any] | None = None,
     run = cfg["run"]
     if run["backend"] not in BACKENDS:
         raise ParameterError("run.backend", run["backend"], " or ".join(map(repr, BACKENDS)))
-    if run["backend"] == "dask" and counter is not None:
-        raise RecipeError("recipe: on the dask backend, [counts] is not supported in this "
-                          "version; use backend = \"local\"")
     seed = run["seed"]
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
         raise ParameterError("run.seed", seed, "null (OS randomness) or an integer >= 0")
