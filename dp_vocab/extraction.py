@@ -245,14 +245,18 @@ class _Interner:
 
 
 # -- item sets ---------------------------------------------------------------------------------
-def _tokenized(batches, columnar) -> Iterator[tuple[object, list]]:
-    """(users, [(first document, its slice's (doc, item) rows), ...]) per batch."""
+def _tokenized(batches, columnar) -> Iterator[tuple[object, int, object, bool]]:
+    """(the batch's users, first document of the slice, the slice's (doc, item) rows, whether
+    it is the batch's last slice), one slice at a time: the prefetch queue holds one slice, not
+    a batch's worth of n-grams."""
     ex = columnar.extractor
-    levels = ex.n_max - ex.n_min + 1   # n-grams multiply the rows: smaller slices
+    levels = ex.n_max - ex.n_min + 1
+    slices = 1 if levels == 1 else 4 * levels   # n-grams multiply the rows: smaller slices
     for batch_users, texts in batches:
-        step = max(1, -(-len(texts) // levels))
-        yield batch_users, [(start, columnar.items(texts.slice(start, step)))
-                            for start in range(0, len(texts), step)]
+        step = max(1, -(-len(texts) // slices))
+        for start in range(0, len(texts), step):
+            yield (batch_users, start, columnar.items(texts.slice(start, step)),
+                   start + step >= len(texts))
 
 
 def _columnar_itemsets(batches, columnar, on_progress) -> ItemSets:
@@ -261,17 +265,21 @@ def _columnar_itemsets(batches, columnar, on_progress) -> ItemSets:
     keys: list[np.ndarray] = []
     counts: list[np.ndarray] = []
     buffered = merged_size = 0
-    for batch_users, slices in batches:
-        rows = users.rows(batch_users)
-        for start, found in slices:
-            user_of = rows[start:][found["doc"].to_numpy()]
-            if cap is not None:
-                found, user_of = _cap_batch(found, user_of, cap)
-            item_of = items.column_ids(found["item"])
-            key, count = _distinct((user_of << 32) | item_of)
-            keys.append(key)
-            counts.append(count.astype(np.int64))
-            buffered += key.size
+    rows = np.zeros(0, dtype=np.int64)
+    for batch_users, start, found, last in batches:
+        if start == 0:
+            rows = users.rows(batch_users)
+        user_of = rows[start:][found["doc"].to_numpy()]
+        if cap is not None:
+            found, user_of = _cap_batch(found, user_of, cap)
+        item_of = items.column_ids(found["item"])
+        del found
+        key, count = _distinct((user_of << 32) | item_of)
+        keys.append(key)
+        counts.append(count.astype(np.int64))
+        buffered += key.size
+        if not last:
+            continue
         if buffered >= max(COMPACT_PAIRS, 2 * merged_size):   # amortised: linear in total
             merged = _merge(keys, counts, cap, items)
             keys, counts = [merged[0]], [merged[1]]
@@ -290,17 +298,22 @@ def _cap_batch(found, user_of: np.ndarray, cap: int):
     occurrences = np.bincount(user_of)
     if not occurrences.size or occurrences.max() <= cap:
         return found, user_of
-    busy = occurrences[user_of] > cap
-    per_user = pl.DataFrame({"user": user_of[busy], "item": found["item"].filter(pl.Series(busy))})
-    heavy = per_user.group_by("user").agg(pl.col("item").n_unique().alias("n")) \
-        .filter(pl.col("n") > cap)["user"]
-    if not len(heavy):
+    busy_users = np.flatnonzero(occurrences > cap)
+    rows = np.flatnonzero(occurrences[user_of] > cap)
+    rows = rows[np.argsort(user_of[rows], kind="stable")]   # each busy user's rows together
+    ends = np.cumsum(occurrences[busy_users])
+    keep = None
+    for mine in np.split(rows, ends[:-1]):   # one user's rows at a time: memory per user
+        held = found["item"].gather(mine)
+        distinct = held.unique()
+        if len(distinct) <= cap:
+            continue
+        kept = pl.Series(_smallest(distinct, cap), dtype=pl.String)
+        if keep is None:
+            keep = np.ones(len(found), dtype=bool)
+        keep[mine] = held.is_in(kept.implode()).to_numpy()
+    if keep is None:
         return found, user_of
-    keep = np.ones(len(found), dtype=bool)
-    for u in heavy.to_list():
-        mine = np.flatnonzero(user_of == u)
-        kept = pl.Series(_smallest(found["item"].gather(mine).unique(), cap), dtype=pl.String)
-        keep[mine] = found["item"].gather(mine).is_in(kept.implode()).to_numpy()
     return found.filter(pl.Series(keep)), user_of[keep]
 
 

@@ -369,3 +369,35 @@ def test_a_word_as_extra_special_token_is_refused_before_reading(tmp_path):
                    overrides={"export.special_tokens": ["<url>", "the"],
                               "paths.corpus": str(tmp_path / "not-read.jsonl")})
     assert not (tmp_path / "o").exists()
+
+
+def test_a_full_disk_in_the_tokenizers_writer_is_an_os_error(tmp_path):
+    """tokenizers raises a bare Exception "... (os error 28)"; the run must see an OSError (and
+    then say "No space left on device; nothing was written"), not an internal error."""
+    import errno
+
+    from dp_vocab.export.hf import _saved_model_files
+
+    class Model:
+        def __init__(self, error):
+            self.error = error
+
+        def save(self, folder):
+            raise self.error
+
+    class Tok:
+        def __init__(self, error):
+            self.model = Model(error)
+
+    with pytest.raises(OSError) as e:
+        _saved_model_files(Tok(Exception("No space left on device (os error 28)")), tmp_path)
+    assert e.value.errno == errno.ENOSPC and e.value.strerror == "No space left on device"
+    with pytest.raises(ValueError):   # anything else is not dressed up as I/O
+        _saved_model_files(Tok(ValueError("other")), tmp_path)
+
+
+def test_tokenizer_json_is_what_tokenizers_writes(tmp_path):
+    exp, files, tok = export(tmp_path, "wordpiece", None)
+    tok.save(str(tmp_path / "theirs.json"))
+    assert (tmp_path / "hf" / "tokenizer.json").read_text(encoding="utf-8") == \
+        (tmp_path / "theirs.json").read_text(encoding="utf-8")

@@ -36,7 +36,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from ..errors import CorpusError
-from .compression import _DECOMPRESS_ERRORS, _decompress_reason
+from .compression import _DECOMPRESS_ERRORS, corrupt_stream
 
 CHUNK_BYTES = 16 * 2 ** 20
 # a \\u escape of a printable ASCII character (U+0020..U+007F) or of a surrogate
@@ -63,8 +63,9 @@ def jsonl_frames(reader) -> Iterator[tuple[object, object]]:
                 if over_long is not None:
                     reader.too_long(over_long)
         except _DECOMPRESS_ERRORS as e:
-            raise CorpusError(f"the compressed stream is corrupt or unreadable after line "
-                              f"{lineno} ({_decompress_reason(e)})", path=path) from None
+            where = f"after line {lineno}" if lineno else \
+                f"in its first {CHUNK_BYTES >> 20} MiB of text"
+            raise corrupt_stream(path, e, where) from None
 
 
 def _chunks(stream, limit: int) -> Iterator[tuple[int, bytes, int | None]]:

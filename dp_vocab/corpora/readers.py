@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import CorpusError, ParameterError
-from .compression import _DECOMPRESS_ERRORS, _decompress_reason
+from .compression import _DECOMPRESS_ERRORS, _decompress_reason, corrupt_stream
 from ..privacy.params import check_choice, check_positive_int
 
 ON_ERROR = ("raise", "skip")
@@ -248,8 +248,8 @@ class JsonlReader(_Reader):
                         if doc is not None:
                             yield doc
             except _DECOMPRESS_ERRORS as e:
-                raise CorpusError(f"the compressed stream is corrupt or unreadable after line "
-                                  f"{lineno} ({_decompress_reason(e)})", path=path) from None
+                raise corrupt_stream(path, e, f"after line {lineno}" if lineno else
+                                     "before its first line") from None
 
     def frames(self):
         """The documents as (users, texts) polars columns, a chunk of the file at a time, parsed
@@ -317,8 +317,7 @@ class CsvReader(_Reader):
             try:
                 yield from self._rows(path, stream)
             except _DECOMPRESS_ERRORS as e:
-                raise CorpusError(f"the compressed stream is corrupt or unreadable "
-                                  f"({_decompress_reason(e)})", path=path) from None
+                raise corrupt_stream(path, e) from None
 
     def _decoded_lines(self, stream):
         """Decoded physical lines, so that a decoding error names its own line; an over-long

@@ -19,7 +19,8 @@ from pathlib import Path
 
 from ..errors import CorpusError, ParameterError
 from ..privacy.params import check_positive_int
-from .readers import _DECOMPRESS_ERRORS, _decompress_reason, _open_binary, _Reader
+from .compression import corrupt_stream
+from .readers import _DECOMPRESS_ERRORS, _open_binary, _Reader
 
 BATCH_ROWS = 65_536
 _BLANK = r"^[\s\x1C-\x1F]*$"     # str.isspace() characters only, as str.strip() sees them
@@ -109,8 +110,7 @@ class ArrowReader(_TableReader):
                 yield from _select(reader, self)
         except (pa.ArrowException, OSError) as e:
             if isinstance(e, _DECOMPRESS_ERRORS) and not isinstance(e, pa.ArrowException):
-                raise CorpusError(f"the compressed stream is corrupt or unreadable "
-                                  f"({_decompress_reason(e)})", path=path) from None
+                raise corrupt_stream(path, e) from None
             raise CorpusError(f"not a readable Arrow IPC file or stream ({type(e).__name__})",
                               path=path) from None
 

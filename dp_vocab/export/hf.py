@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import re
 import string
 from pathlib import Path
 
@@ -332,13 +334,27 @@ class HFTokenizerExporter:
         tok = self.build(release, items)
         out = Path(outdir) / "hf"
         out.mkdir(exist_ok=True)
-        tok.save(str(out / "tokenizer.json"))
+        # written from Python: tokenizers' own writer raises a bare Exception on a full disk
+        (out / "tokenizer.json").write_text(tok.to_str(pretty=True), encoding="utf-8")
         _write_json(out / "tokenizer_config.json", self.tokenizer_config(tok))
         _write_json(out / "special_tokens_map.json", self.special_tokens_map())
         written = ["hf/tokenizer.json", "hf/tokenizer_config.json", "hf/special_tokens_map.json"]
         if self.classic_files:
-            written += [f"hf/{Path(f).name}" for f in tok.model.save(str(out))]
+            written += [f"hf/{Path(f).name}" for f in _saved_model_files(tok, out)]
         return written
+
+
+def _saved_model_files(tok, out: Path) -> list[str]:
+    """``tok.model.save(out)``, its I/O failures raised as the ``OSError`` they are (tokenizers
+    raises a bare ``Exception`` "... (os error N)"), so the run reports them like any write."""
+    try:
+        return tok.model.save(str(out))
+    except Exception as e:  # noqa: BLE001 - only an OS error is translated; the rest re-raised
+        found = re.search(r"\(os error (\d+)\)", str(e))
+        if found is None:
+            raise
+        code = int(found.group(1))
+        raise OSError(code, os.strerror(code)) from None
 
 
 def _write_json(path: Path, obj) -> None:
