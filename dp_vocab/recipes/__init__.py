@@ -99,7 +99,12 @@ def load_recipe(recipe, overrides: dict[str, Any] | None = None) -> Config:
             text = _read_recipe_text(Path(recipe))
             # sections first, uninterpolated: a misspelt [budjet] is named as such, not as a
             # broken ${budget.epsilon} reference
-            _check_sections(Config().from_str(text, interpolate=False))
+            raw = Config().from_str(text, interpolate=False)
+            _check_sections(raw)
+            if "run" not in raw and any(k.startswith("run.") for k in overrides):
+                text += "\n[run]\n"   # optional, all defaults: --run.seed 3 sets one
+                raw = Config().from_str(text, interpolate=False)
+            _check_override_sections(overrides, raw)
             cfg = Config().from_str(text, overrides=overrides)
     except ConfigValidationError as e:
         raise _located(name, _config_error(e)) from None
@@ -142,6 +147,19 @@ def _read_recipe_text(path: Path) -> str:
         raise RecipeError(f"recipe {path}:{line}: contains a NUL byte; a recipe is a .cfg text "
                           f"file like recipes/quickstart.cfg")
     return text
+
+
+def _check_override_sections(overrides: dict, cfg: Config) -> None:
+    """An override must name a section the recipe has (confection's own message names no fix)."""
+    for key in overrides:
+        section = key.split(".", 1)[0]
+        if section not in cfg:
+            hint = "a section of dp-vocab recipes, but not in this recipe" if section in SECTIONS \
+                else "not a recipe section"
+            raise RecipeError(f"override --{key}: [{section}] is {hint}; this recipe's sections: "
+                              + ", ".join(f"[{s}]" for s in cfg)
+                              + (". Add the section to the recipe to set it"
+                                 if section in SECTIONS else ""))
 
 
 def _check_sections(cfg: Config) -> None:
@@ -258,7 +276,8 @@ def _resolve_part(registry, name: str, label: str, part, out: dict) -> None:
         rest = e.name[len(name) + 1:] if e.name.startswith(name + ".") else e.name
         raise ParameterError(f"{label}.{rest}", e.value, e.allowed, e.fix) from None
     except ConfigValidationError as e:
-        raise RecipeError(f"recipe: {_config_error(e)}") from None
+        raise RecipeError(f"recipe: {_config_error(e)}{_accepted_keys(registry, e, part)}") \
+            from None
     except TypeError as e:
         raise RecipeError(f"recipe [{label}]: {e}") from None
     except Exception as e:  # catalogue's RegistryError has no public class to import
@@ -266,6 +285,28 @@ def _resolve_part(registry, name: str, label: str, part, out: dict) -> None:
             raise RecipeError(f"recipe [{label}]: {str(e).splitlines()[0]} Run "
                               f"`dp-vocab mechanisms` for the registered names.") from None
         raise
+
+
+def _accepted_keys(registry, e: ConfigValidationError, part) -> str:
+    """For a misspelt key ("unexpected argument"): the keys its registered function takes."""
+    import inspect
+    if not any(str(err.get("msg", "")).startswith("unexpected argument")
+               for err in getattr(e, "errors", None) or []):
+        return ""
+    blocks = [part] + [v for v in part.values() if isinstance(v, dict)] \
+        if isinstance(part, dict) else []
+    for block in blocks:
+        for key, name in block.items():
+            if not (key.startswith("@") and isinstance(name, str)):
+                continue
+            try:
+                func = getattr(registry, key[1:]).get(name)
+                params = inspect.signature(func).parameters.values()
+            except (AttributeError, TypeError, ValueError):   # only a hint
+                return ""
+            names = [p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+            return f"; {name} takes: " + ", ".join(names) if names else ""
+    return ""
 
 
 def check_budget(cfg: Config, ledger: Ledger) -> dict:
