@@ -164,7 +164,9 @@ class _Reader:
         path = path or self._current or self.path
         if self.on_error == "raise":
             self._check_compressed_stream(line)
-            raise CorpusError(message, path=path, line=line, field=field)
+            raise CorpusError(f"{message}. Fix the line, or set corpus.on_error = \"skip\" to "
+                              f"skip such lines" if line is not None else message,
+                              path=path, line=line, field=field)
         self.skipped += 1
         if len(self.skip_reasons) < _KEEP_REASONS:
             self.skip_reasons.append(str(CorpusError(message, path=path, line=line, field=field)))
