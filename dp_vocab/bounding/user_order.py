@@ -149,6 +149,18 @@ def siphash24(k0, k1, buf, start, end):
     return v0 ^ v1 ^ v2 ^ v3
 
 
+@njit(cache=True, inline="always")
+def _siprounds_x4(rounds, a0, a1, a2, a3, b0, b1, b2, b3, c0, c1, c2, c3, d0, d1, d2, d3):
+    """``rounds`` SipRounds of four independent states, interleaved (inlined where called, so
+    that the constant ``rounds`` unrolls)."""
+    for _ in range(rounds):
+        a0, a1, a2, a3 = _sipround(a0, a1, a2, a3)
+        b0, b1, b2, b3 = _sipround(b0, b1, b2, b3)
+        c0, c1, c2, c3 = _sipround(c0, c1, c2, c3)
+        d0, d1, d2, d3 = _sipround(d0, d1, d2, d3)
+    return a0, a1, a2, a3, b0, b1, b2, b3, c0, c1, c2, c3, d0, d1, d2, d3
+
+
 @njit(cache=True)
 def _siphash24_x4(keys, buf, start, end):
     """``siphash24`` of ``buf[start:end]`` under each of the four keys ``keys`` (4, 2), in
@@ -174,11 +186,8 @@ def _siphash24_x4(keys, buf, start, end):
         b3 ^= m
         c3 ^= m
         d3 ^= m
-        for _ in range(2):
-            a0, a1, a2, a3 = _sipround(a0, a1, a2, a3)
-            b0, b1, b2, b3 = _sipround(b0, b1, b2, b3)
-            c0, c1, c2, c3 = _sipround(c0, c1, c2, c3)
-            d0, d1, d2, d3 = _sipround(d0, d1, d2, d3)
+        a0, a1, a2, a3, b0, b1, b2, b3, c0, c1, c2, c3, d0, d1, d2, d3 = _siprounds_x4(
+            2, a0, a1, a2, a3, b0, b1, b2, b3, c0, c1, c2, c3, d0, d1, d2, d3)
         a0 ^= m
         b0 ^= m
         c0 ^= m
@@ -190,11 +199,8 @@ def _siphash24_x4(keys, buf, start, end):
     b2 ^= _FF
     c2 ^= _FF
     d2 ^= _FF
-    for _ in range(4):
-        a0, a1, a2, a3 = _sipround(a0, a1, a2, a3)
-        b0, b1, b2, b3 = _sipround(b0, b1, b2, b3)
-        c0, c1, c2, c3 = _sipround(c0, c1, c2, c3)
-        d0, d1, d2, d3 = _sipround(d0, d1, d2, d3)
+    a0, a1, a2, a3, b0, b1, b2, b3, c0, c1, c2, c3, d0, d1, d2, d3 = _siprounds_x4(
+        4, a0, a1, a2, a3, b0, b1, b2, b3, c0, c1, c2, c3, d0, d1, d2, d3)
     return a0 ^ a1 ^ a2 ^ a3, b0 ^ b1 ^ b2 ^ b3, c0 ^ c1 ^ c2 ^ c3, d0 ^ d1 ^ d2 ^ d3
 
 

@@ -6,6 +6,8 @@ import gzip
 import lzma
 import zlib
 
+from ..errors import CorpusError
+
 # what a damaged compressed stream raises (gzip: BadGzipFile/EOFError/zlib.error)
 _DECOMPRESS_ERRORS = (OSError, EOFError, zlib.error, lzma.LZMAError)
 
@@ -28,9 +30,7 @@ def _decompress_reason(e: BaseException) -> str:
 def corrupt_stream(path, e: BaseException, where: str = ""):
     """The error for a compressed stream that fails to decompress: what is wrong (by kind),
     where if known ("after line N", "in its first 16 MiB of text"), and the fix."""
-    from ..errors import CorpusError
     where = f" {where}" if where else ""
     return CorpusError(f"the compressed stream is corrupt or unreadable{where} "
                        f"({_decompress_reason(e)}). Re-create or re-download the file "
                        f"(gzip -t / xz -t checks it)", path=path)
-

@@ -270,7 +270,7 @@ def _cache_path(source, extractor, limit: int) -> Path | None:
     except TypeError:
         return None
     key = json.dumps([origin, desc, limit, _code_digest(), ITEM_HASH])
-    return _cache_dir() / "public" / (hashlib.sha256(key.encode()).hexdigest() + ".txt")
+    return _cache_dir() / "public" / (hashlib.sha256(key.encode()).hexdigest() + ".bin")
 
 
 _CACHE_FORMAT = b"dp-vocab public list v2"

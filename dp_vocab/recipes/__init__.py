@@ -103,7 +103,7 @@ def load_recipe(recipe, overrides: dict[str, Any] | None = None) -> Config:
             _check_sections(raw)
             if "run" not in raw and any(k.startswith("run.") for k in overrides):
                 text += "\n[run]\n"   # optional, all defaults: --run.seed 3 sets one
-                raw = Config().from_str(text, interpolate=False)
+                raw["run"] = {}
             _check_override_sections(overrides, raw)
             cfg = Config().from_str(text, overrides=overrides)
     except ConfigValidationError as e:
