@@ -170,48 +170,62 @@ def prefetched(batches: Iterator) -> Iterator:
 
 
 class _Users:
-    """User ids → rows, in order of first document (as the Python builder numbers them)."""
+    """User ids → rows in order of first document, for batches of ids (a polars Series or a
+    list). Each batch's distinct ids are numbered after the previous batches' (provisional
+    rows); :meth:`finish` gives every user the row of its first document. A String or Int64
+    column is numbered in polars, with no Python object per id (pypi_summaries has 842k users:
+    a dict of them cost 0.3–0.7 s of the main thread)."""
 
     def __init__(self):
-        self._rows: dict = {}
-
-    def row(self, user) -> int:
-        u = self._rows.get(user)
-        if u is None:
-            _check_user_id(user)
-            u = self._rows[user] = len(self._rows)
-        return u
+        self._parts: list = []   # each batch's distinct ids, in order of first document
+        self._n = 0
 
     def rows(self, users) -> np.ndarray:
-        """The row of each document's user (int64), for a list or a polars Series."""
+        """The provisional row of each document's user (int64)."""
         import polars as pl
-        if isinstance(users, pl.Series):
+        if isinstance(users, pl.Series) and users.dtype in (pl.String, pl.Int64) \
+                and not users.null_count():   # ids of valid kinds only: no check per id
             uniq = users.unique(maintain_order=True)
-            if users.dtype in (pl.String, pl.Int64) and not users.null_count():
-                # ids of valid kinds only: no check per id
-                rows = self._rows_of_valid(uniq.to_list())
-            else:
-                rows = [self.row(u) for u in uniq.to_list()]
             if len(uniq) == len(users):   # one document per user: uniq is users
-                return np.array(rows, dtype=np.int64)
-            return users.replace_strict(uniq, pl.Series(rows, dtype=pl.Int64),
-                                        return_dtype=pl.Int64).to_numpy()
-        row = self.row
-        return np.fromiter((row(u) for u in users), dtype=np.int64, count=len(users))
+                local = np.arange(len(users), dtype=np.int64)
+            else:
+                numbers = pl.Series(np.arange(len(uniq), dtype=np.int64))
+                local = users.replace_strict(uniq, numbers, return_dtype=pl.Int64).to_numpy()
+        else:
+            index: dict = {}
+            for u in (users.to_list() if isinstance(users, pl.Series) else users):
+                if u not in index:
+                    _check_user_id(u)
+                    index[u] = len(index)
+            local = np.fromiter((index[u] for u in users), dtype=np.int64, count=len(users))
+            uniq = list(index)
+        rows = local + self._n
+        self._parts.append(uniq)
+        self._n += len(uniq)
+        return rows
 
-    def _rows_of_valid(self, distinct: list) -> list[int]:
-        """The rows of distinct strings or integers, new ones numbered in order: one dict
-        operation per id and no check (the column's type is the check); pypi_summaries has
-        842k users."""
-        index = self._rows
+    def finish(self) -> tuple[list, np.ndarray | None]:
+        """(the user ids by row, the row of each provisional row, or None when those are
+        the same: no user in two batches)."""
+        import polars as pl
+        parts = self._parts
+        if parts and all(isinstance(p, pl.Series) and p.dtype == parts[0].dtype
+                         for p in parts):
+            ids = pl.concat(parts, rechunk=True)
+            if ids.n_unique() == len(ids):
+                return ids.to_list(), None
+            first = pl.DataFrame({"u": ids}).with_row_index("p").select(
+                pl.col("p").min().over("u")).to_series()
+            lut = (first.rank("dense") - 1).cast(pl.Int64).to_numpy()
+            return ids.unique(maintain_order=True).to_list(), lut
+        index: dict = {}
         add = index.setdefault
-        return [add(u, len(index)) for u in distinct]
-
-    def __len__(self) -> int:
-        return len(self._rows)
-
-    def ids(self) -> list:
-        return list(self._rows)
+        lut = np.array([add(u, len(index)) for p in parts
+                        for u in (p.to_list() if isinstance(p, pl.Series) else p)],
+                       dtype=np.int64)
+        if lut.size == len(index):
+            return list(index), None
+        return list(index), lut
 
 
 class _Interner:
@@ -347,10 +361,15 @@ def _distinct(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def build_itemsets(users: "_Users", items: "_Interner", keys: list[np.ndarray],
                    counts: list[np.ndarray], cap: int | None) -> ItemSets:
-    """ItemSets from buffered (user row << 32 | item id, count) parts, merged and capped."""
+    """ItemSets from buffered (provisional user row << 32 | item id, count) parts, merged
+    and capped."""
+    user_ids, final = users.finish()
+    if final is not None:   # a user in several batches: its rows become one
+        for k in keys:
+            k[:] = (final[k >> 32] << 32) | (k & 0xFFFFFFFF)
     key, count = _merge(keys, counts, cap, items)
     vocab = items.vocabulary()
-    item_ids = key & 0xFFFFFFFF
+    item_ids = key.astype(np.int32)   # the low 32 bits: the item id (< 2³¹)
     held = np.zeros(len(vocab), dtype=bool)
     held[item_ids] = True
     if not held.all():   # the cap dropped every holder of some items: renumber the rest
@@ -359,11 +378,9 @@ def build_itemsets(users: "_Users", items: "_Interner", keys: list[np.ndarray],
         item_ids = new[item_ids]
         order = np.lexsort((item_ids, key >> 32))
         key, count, item_ids = key[order], count[order], item_ids[order]
-    rows = key >> 32
-    indptr = np.zeros(len(users) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(rows, minlength=len(users)), out=indptr[1:])
-    count = np.minimum(count, np.iinfo(np.int32).max)
-    return ItemSets(vocab, users.ids(), indptr, item_ids.astype(np.int32), count)
+    indptr = itemsets.user_starts(key, len(user_ids))
+    np.minimum(count, np.iinfo(np.int32).max, out=count)
+    return ItemSets(vocab, user_ids, indptr, item_ids, count)
 
 
 def merge_itemsets(parts: Iterable[tuple], cap: int | None) -> ItemSets:
@@ -393,12 +410,7 @@ def merge_sequences(parts: Iterable[tuple], joiner: str) -> TokenCorpus:
         toks.append(ids[part_tokens])
         lens.append(np.diff(seq_ptr))
         seq_users.append(rows[seq_user])
-    lengths = np.concatenate(lens) if lens else np.zeros(0, np.int64)
-    ptr = np.zeros(lengths.size + 1, dtype=np.int64)
-    np.cumsum(lengths, out=ptr[1:])
-    return TokenCorpus(tokens.vocabulary(), users.ids(),
-                       np.concatenate(toks) if toks else np.zeros(0, np.int32), ptr,
-                       np.concatenate(seq_users) if seq_users else np.zeros(0, np.int32), joiner)
+    return _token_corpus(users, tokens, toks, lens, seq_users, joiner)
 
 
 def _merge(keys: list[np.ndarray], counts: list[np.ndarray], cap: int | None,
@@ -410,11 +422,10 @@ def _merge(keys: list[np.ndarray], counts: list[np.ndarray], cap: int | None,
     whole."""
     if not keys:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    parts = len(keys)
     key, count = np.concatenate(keys), np.concatenate(counts)
     keys.clear()   # consumed: the parts are freed before the sort (peak memory)
     counts.clear()
-    if parts > 1 and not (key[1:] > key[:-1]).all():
+    if not (key[1:] > key[:-1]).all():
         # polars' sort of (key, count) rows, on every core; parts that follow one another
         # (each user's documents in one batch, as in many corpora) are merged already
         import polars as pl
@@ -448,11 +459,21 @@ def _columnar_sequences(batches, columnar, on_progress) -> TokenCorpus:
         user_parts.append(rows[doc[starts]])
         if on_progress is not None:
             on_progress()
-    lengths = np.concatenate(len_parts) if len_parts else np.zeros(0, np.int64)
+    return _token_corpus(users, tokens, tok_parts, len_parts, user_parts,
+                         columnar.extractor.joiner)
+
+
+def _token_corpus(users: _Users, tokens: _Interner, toks: list[np.ndarray],
+                  lens: list[np.ndarray], seq_users: list[np.ndarray], joiner: str) -> TokenCorpus:
+    """A TokenCorpus of buffered parts: token ids, sequence lengths, provisional user rows."""
+    user_ids, final = users.finish()
+    lengths = np.concatenate(lens) if lens else np.zeros(0, np.int64)
     ptr = np.zeros(lengths.size + 1, dtype=np.int64)
     np.cumsum(lengths, out=ptr[1:])
-    return TokenCorpus(tokens.vocabulary(), users.ids(),
-                       np.concatenate(tok_parts) if tok_parts else np.zeros(0, np.int32), ptr,
-                       np.concatenate(user_parts) if user_parts else np.zeros(0, np.int32),
-                       columnar.extractor.joiner)
+    seq_user = np.concatenate(seq_users) if seq_users else np.zeros(0, np.int32)
+    if final is not None:
+        seq_user = final[seq_user]
+    return TokenCorpus(tokens.vocabulary(), user_ids,
+                       np.concatenate(toks) if toks else np.zeros(0, np.int32), ptr,
+                       seq_user, joiner)
 

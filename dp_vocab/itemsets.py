@@ -285,6 +285,12 @@ class _CappedUser:
         self.hashes = {w: self.hashes[w] for w in keep}
 
 
+def user_starts(keys: np.ndarray, n_users: int) -> np.ndarray:
+    """Where each user's keys begin in sorted (user << 32 | item) keys, and the end: an indptr
+    of n_users + 1 (a binary search per user; no array as long as the keys)."""
+    return np.searchsorted(keys, np.arange(n_users + 1, dtype=np.int64) << 32)
+
+
 def cap_distinct(keys: np.ndarray, counts: np.ndarray, cap: int | None,
                  names_of) -> tuple[np.ndarray, np.ndarray]:
     """Sorted (user << 32 | item id) keys and counts, each user cut to its ``cap`` items of
@@ -292,13 +298,13 @@ def cap_distinct(keys: np.ndarray, counts: np.ndarray, cap: int | None,
     users). ``names_of(ids)``: the strings of item ids."""
     if cap is None or not keys.size:
         return keys, counts
-    rows = keys >> 32
-    per_user = np.bincount(rows)
+    starts = user_starts(keys, int(keys[-1] >> 32) + 1)
+    per_user = np.diff(starts)
     over = np.flatnonzero(per_user > cap)
     if not over.size:
         return keys, counts
     keep = np.ones(keys.size, dtype=bool)
-    for u, s in zip(over.tolist(), np.searchsorted(rows, over).tolist()):
+    for u, s in zip(over.tolist(), starts[over].tolist()):
         e = s + int(per_user[u])
         names = names_of((keys[s:e] & 0xFFFFFFFF).tolist())
         h = item_hashes(names).tolist()

@@ -73,6 +73,59 @@ def test_users_spread_over_batches_are_merged(monkeypatch, sample_docs):
     assert extract_itemsets(docs, ex).to_dict() == python_itemsets(docs, ex).to_dict()
 
 
+@pytest.mark.parametrize("ids", ["strings", "integers", "mixed"])
+def test_users_spread_over_column_batches_keep_their_first_row(monkeypatch, tmp_path,
+                                                                sample_docs, ids):
+    """Batches of polars columns are numbered provisionally and merged at the end: the same
+    item sets, user order and token runs as one pass of the Python extractor. "mixed": integer
+    ids in some chunks, so chunks of both kinds come as lists (line by line) and columns."""
+    monkeypatch.setattr(columns, "CHUNK_BYTES", 8192)
+    names = sorted({u for u, _ in sample_docs})
+    as_id = {"strings": lambda k: names[k],
+             "integers": lambda k: k,
+             "mixed": lambda k: k if k % 7 == 0 else names[k]}[ids]
+    numbers = {u: k for k, u in enumerate(names)}
+    docs = [(as_id(numbers[u]), t) for u, t in sample_docs[:1500]]
+    docs = docs[::3] + docs[1::3] + docs[2::3]   # every user's documents far apart
+    p = tmp_path / "c.jsonl"
+    p.write_text("".join(json.dumps({"user": u, "text": t}, ensure_ascii=False) + "\n"
+                         for u, t in docs), encoding="utf-8")   # (\u escapes: line by line)
+    ex = ItemExtractor(RegexTokenizer(), n_max=2, max_distinct_per_user=30)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MixedUserIdWarning)
+        fast = extract_itemsets(JsonlReader(p), ex)
+        runs = extract_sequences(JsonlReader(p), ex)
+    slow = python_itemsets(docs, ex)
+    assert fast.to_dict() == slow.to_dict()
+    assert fast.user_ids == slow.user_ids == list(dict.fromkeys(u for u, _ in docs))
+    listed = extract_sequences(docs, ex)   # Python-side batches
+    assert runs.user_ids == listed.user_ids
+    assert np.array_equal(runs.seq_user, listed.seq_user)
+    assert np.array_equal(runs.seq_ptr, listed.seq_ptr)
+
+
+def test_user_rows_of_columns_and_lists_are_numbered_by_first_document():
+    from dp_vocab.extraction import _Users
+    batches = [pl.Series(["b", "a", "b"]), pl.Series(["c", "a"]), ["d", "b", "d"],
+               pl.Series(["e", "c"])]
+    first: dict = {}
+    for kinds in (batches[:2] + batches[3:], batches):   # all columns; columns and a list
+        users, provisional = _Users(), []
+        for batch in kinds:
+            provisional.append(users.rows(batch))
+        ids, final = users.finish()
+        first = dict.fromkeys(u for b in kinds for u in b)
+        assert ids == list(first)
+        got = [ids[r] for rows in provisional
+               for r in (rows if final is None else final[rows]).tolist()]
+        assert got == [u for b in kinds for u in b]
+    users = _Users()
+    users.rows(pl.Series([7, 8]))
+    users.rows(pl.Series(["7"]))   # an integer and a string id are two users
+    assert users.finish() == ([7, 8, "7"], None)
+
+
 @pytest.mark.parametrize("kwargs", [{"n_max": 3, "joiner": "_"}, {"max_length": 5},
                                     {"joiner": "'"}])   # n_max = 1: runs still drop joiners
 def test_token_sequences_equal_the_python_extractor(kwargs, sample_docs):
