@@ -44,9 +44,10 @@ def release(with_counts=True, items=None):
 
 
 def export(tmp_path, model, style, **kw):
-    exp = HFTokenizerExporter(model=model, style=style, vocab_size=kw.pop("vocab_size", 400),
-                              **kw)
-    files = exp.export(release(), tmp_path, {"items": ITEMS})
+    default_size = 400 if model == "bpe" else None   # vocab_size sets BPE's size only
+    exp = HFTokenizerExporter(model=model, style=style,
+                              vocab_size=kw.pop("vocab_size", default_size), **kw)
+    files = exp.export(release(), tmp_path, {"items": ITEMS}).files
     return exp, files, Tokenizer.from_file(str(tmp_path / "hf" / "tokenizer.json"))
 
 
