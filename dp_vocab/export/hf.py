@@ -170,6 +170,9 @@ class HFTokenizerExporter:
         self.extra_special_tokens = [t for t in self.special_tokens
                                      if t not in self.style.special_tokens]
         byte_level = self.style.pieces == "byte_level"
+        if vocab_size is None and model == "bpe":
+            vocab_size = DEFAULT_BPE_VOCAB_SIZE
+        # the size asked for; None: every released item (WordPiece, WordLevel, Unigram)
         self.vocab_size = None if vocab_size is None else _check_int(
             "export.vocab_size", vocab_size, len(self.special_tokens) + (256 if byte_level else 1))
         self.classic_files = _check_bool("export.classic_files", classic_files)
@@ -181,14 +184,6 @@ class HFTokenizerExporter:
     @property
     def needs_counts(self) -> bool:
         return self.model in ("bpe", "unigram")
-
-    @property
-    def requested_size(self) -> int | None:
-        """The size asked for: vocab_size, or BPE's default target; None for the other models
-        without vocab_size (they hold every released item)."""
-        if self.vocab_size is None and self.model == "bpe":
-            return DEFAULT_BPE_VOCAB_SIZE
-        return self.vocab_size
 
     @property
     def unk(self) -> str | None:
@@ -295,7 +290,8 @@ class HFTokenizerExporter:
         counts = {w: max(dp_counts.get(w, 0), 0) for w in words}
         total = sum(counts.values()) or 1
         scale = min(1.0, self.max_training_words / total)  # scaled DP counts: seconds, not minutes
-        trainer = trainers.BpeTrainer(vocab_size=self.requested_size, special_tokens=self.special_tokens,
+        trainer = trainers.BpeTrainer(vocab_size=self.vocab_size or DEFAULT_BPE_VOCAB_SIZE,
+                                      special_tokens=self.special_tokens,
                                       initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
                                       show_progress=False)
 
@@ -336,7 +332,7 @@ class HFTokenizerExporter:
     def special_tokens_map(self) -> dict:
         return {**self.style.roles, "additional_special_tokens": self.extra_special_tokens}
 
-    def export(self, release: Release, outdir: Path, context: dict | None = None) -> list[str]:
+    def export(self, release: Release, outdir: Path, context: dict | None = None) -> Exported:
         items = (context or {}).get("items", DEFAULT_ITEMS)
         if self.needs_counts and release.counts is None:
             raise ParameterError("export.model", self.model, "a release with DP counts",
@@ -360,7 +356,7 @@ class HFTokenizerExporter:
         """When the tokenizer's size differs from the one asked for: what was asked, what was
         made, why and what to do. Post-processing only: the sizes are functions of the released
         items and their DP counts."""
-        requested = self.requested_size
+        requested = self.vocab_size
         size = len(tokenizer_json["model"]["vocab"])
         if requested is None or size == requested:
             return None
