@@ -138,7 +138,10 @@ def _check_bool(name: str, value) -> bool:
 class HFTokenizerExporter:
     """Writes ``hf/tokenizer.json``, ``hf/tokenizer_config.json``, ``hf/special_tokens_map.json``
     (``AutoTokenizer.from_pretrained("out/hf")``), and with ``classic_files`` ``vocab.txt``
-    (WordPiece) or ``vocab.json`` (+ ``merges.txt`` for BPE). BPE and Unigram need DP counts."""
+    (WordPiece) or ``vocab.json`` (+ ``merges.txt`` for BPE). BPE and Unigram need DP counts.
+    ``vocab_size`` is BPE's target (default 30,000); WordPiece, WordLevel and Unigram hold every
+    released item. When the tokenizer's size differs from a ``vocab_size``, ``export`` returns a
+    note saying so (``size_note``)."""
 
     name = "dp_vocab.hf_tokenizer.v1"
 
