@@ -154,7 +154,7 @@ def plain_exporter(jsonl: bool = True):
 
 @registry.exporters("dp_vocab.hf_tokenizer.v1")
 def hf_tokenizer_exporter(model: str | None = None, style: str | None = None,
-                          special_tokens: list | None = None, vocab_size: int = 30000,
+                          special_tokens: list | None = None, vocab_size: int | None = None,
                           classic_files: bool = False, model_max_length: int | None = None):
     from .export.hf import HFTokenizerExporter
     return HFTokenizerExporter(model=model, style=style, special_tokens=special_tokens,

@@ -1,14 +1,17 @@
 """End-to-end runs through the Python API and the CLI on the bundled corpus."""
 
+import io
 import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 from typer.testing import CliRunner
 
 from dp_vocab.cli import app
+from dp_vocab.cli.display import summary_table
 from dp_vocab.errors import BudgetExceededError, OutputError
 from dp_vocab.recipes import parse_overrides, run_recipe
 
@@ -184,6 +187,48 @@ def test_every_bundled_recipe_runs_on_the_bundled_corpus(tmp_path, recipe):
     assert record["guarantee"]["epsilon"] <= record["budget"]["epsilon"] * (1 + 1e-9)
     assert record["guarantee"]["delta"] <= record["budget"]["delta"] * (1 + 1e-9)
     assert not FORBIDDEN_KEYS & set(_keys(record))
+    # the console summary shows every stage of the ledger and the total, as privacy.json does
+    console = Console(file=io.StringIO(), width=300, color_system=None)
+    console.print(summary_table(res))
+    rows = table_rows(console.file.getvalue())
+    stages = [(label, value) for label, value in rows if label.startswith("stage ")]
+    assert stages == [(f"stage {i}: {s['name']}",
+                       f"{s['mechanism']}: ε={s['epsilon']:g}, δ={s['delta']:g}")
+                      for i, s in enumerate(comp["stages"], 1)]
+    total = dict(rows)["total guarantee"]
+    assert total.startswith(f"(ε={comp['total']['epsilon']:g}, δ={comp['total']['delta']:g})"
+                            f"-DP per user (")
+
+
+def table_rows(text: str) -> list[tuple[str, str]]:
+    """The (label, value) rows of a printed summary table (one line per row: wide console)."""
+    cells = [line.split("│") for line in text.splitlines()]
+    return [(c[1].strip(), c[2].strip()) for c in cells if len(c) == 4]
+
+
+def test_summary_shows_the_counts_stage_and_the_bpe_size_note(tmp_path):
+    """private-bpe: selection + a [counts] release, both on the console with the total; the
+    tokenizer is smaller than vocab_size = 8000 (a few hundred released items), which a note
+    on the console and in privacy.json says."""
+    out = tmp_path / "bpe"
+    res = runner.invoke(app, ["run", str(REPO / "recipes" / "private-bpe.cfg"), "-o", str(out)],
+                        env={"COLUMNS": "300"})   # rich's width: one line per table row
+    assert res.exit_code == 0, res.output
+    rows = dict(table_rows(res.output))
+    assert rows["stage 1: selection"] == "dp_vocab.policy_gaussian.v1: ε=1.5, δ=9e-06"
+    assert rows["stage 2: counts"] == "dp_vocab.discrete_gaussian_counts.v1: ε=1.5, δ=1e-06"
+    assert rows["total guarantee"] == "(ε=3, δ=1e-05)-DP per user (basic composition of 2 stages)"
+    assert rows["budget"] == "ε=3, δ=1e-05 ([budget])"
+    assert rows["noisy counts"].startswith("occurrences, each user's count clipped to 3 on at "
+                                           "most 20 of its items")
+    record = json.loads((out / "privacy.json").read_text(encoding="utf-8"))
+    size = len(json.loads((out / "hf" / "tokenizer.json").read_text(encoding="utf-8"))
+               ["model"]["vocab"])
+    assert size < 8000
+    [note] = record["export_notes"]
+    assert note.startswith(f"hf/tokenizer.json has {size:,} tokens, not the requested "
+                           f"vocab_size = 8,000: the {record['released_items']:,} released items")
+    assert f"note: {note}" in res.output.splitlines()   # one console line, the same words
 
 
 def test_over_budget_with_counts_stage_fails_and_writes_nothing(tmp_path):

@@ -44,9 +44,10 @@ def release(with_counts=True, items=None):
 
 
 def export(tmp_path, model, style, **kw):
-    exp = HFTokenizerExporter(model=model, style=style, vocab_size=kw.pop("vocab_size", 400),
-                              **kw)
-    files = exp.export(release(), tmp_path, {"items": ITEMS})
+    default_size = 400 if model == "bpe" else None   # vocab_size sets BPE's size only
+    exp = HFTokenizerExporter(model=model, style=style,
+                              vocab_size=kw.pop("vocab_size", default_size), **kw)
+    files = exp.export(release(), tmp_path, {"items": ITEMS}).files
     return exp, files, Tokenizer.from_file(str(tmp_path / "hf" / "tokenizer.json"))
 
 
@@ -130,6 +131,57 @@ def test_bpe_decodes_with_spaces_and_learns_words_from_counts(tmp_path):
     # any text encodes without unknowns: the 256-byte alphabet is complete
     odd = "ＺＷＳＰ ☃ ünïcödé 🙂"
     assert tok.decode(tok.encode(odd).ids) == "zwsp ☃ ünïcödé 🙂"
+
+
+def test_bpe_smaller_than_vocab_size_says_what_was_made_why_and_what_to_do(tmp_path):
+    for where in "abc":
+        (tmp_path / where).mkdir()
+    exp = HFTokenizerExporter(model="bpe", vocab_size=8000)
+    notes = exp.export(release(), tmp_path / "a", {"items": ITEMS}).notes
+    data = json.loads((tmp_path / "a" / "hf" / "tokenizer.json").read_text(encoding="utf-8"))
+    size, merges = len(data["model"]["vocab"]), len(data["model"]["merges"])
+    assert size == 256 + 1 + merges < 8000   # bytes, <|endoftext|>, every merge possible
+    assert notes == [f"hf/tokenizer.json has {size:,} tokens, not the requested vocab_size = "
+                     f"8,000: the {len(WORDS)} released items allow only {merges:,} BPE merges "
+                     f"(+ 256 bytes and 1 special token(s)). To ask for what the release "
+                     f"supports, set export.vocab_size = {size}; for more tokens, release more "
+                     f"items: raise the epsilon of [mechanism] or use a corpus with more users."]
+    # doing what the note says gives the same tokenizer and no note
+    again = HFTokenizerExporter(model="bpe", vocab_size=size).export(release(), tmp_path / "b",
+                                                                    {"items": ITEMS})
+    assert again.notes == []
+    assert (tmp_path / "b" / "hf" / "tokenizer.json").read_bytes() == \
+        (tmp_path / "a" / "hf" / "tokenizer.json").read_bytes()
+    # without vocab_size BPE aims at 30,000 tokens: still a note
+    [note] = HFTokenizerExporter(model="bpe").export(release(), tmp_path / "c",
+                                                     {"items": ITEMS}).notes
+    assert f"has {size:,} tokens, not the requested vocab_size = 30,000" in note
+
+
+@pytest.mark.parametrize("model,style", [p for p in PRESETS if p[0] != "bpe"])
+def test_vocab_size_of_other_models_is_noted_not_silently_ignored(tmp_path, model, style):
+    """WordPiece, WordLevel and Unigram hold every released item: no note without vocab_size;
+    with one that differs from the size made, a note says it sets BPE's size only."""
+    def made(vocab_size, where):
+        (tmp_path / where).mkdir()
+        exp = HFTokenizerExporter(model=model, style=style, vocab_size=vocab_size)
+        notes = exp.export(release(), tmp_path / where, {"items": ITEMS}).notes
+        tok = Tokenizer.from_file(str(tmp_path / where / "hf" / "tokenizer.json"))
+        return tok.get_vocab_size(), notes
+
+    size, notes = made(None, "default")
+    assert notes == []
+    assert made(size, "exact") == (size, [])
+    head = f"hf/tokenizer.json has {size:,} tokens, not the requested vocab_size = "
+    smaller = len(STYLES[style].special_tokens) + 1
+    for asked, fix in ((size * 10, "raise the epsilon of [mechanism]"),
+                       (smaller, "the top_k mechanism releases k")):
+        got, [note] = made(asked, str(asked))
+        assert got == size   # not a cap: the same tokenizer
+        assert note.startswith(f"{head}{asked:,}: vocab_size sets the size of BPE only; a "
+                               f"{model} vocabulary holds the special tokens")
+        assert f"from {len(WORDS)} released items. Remove export.vocab_size, or " in note
+        assert fix in note
 
 
 def test_unigram_scores_follow_dp_counts(tmp_path):

@@ -93,13 +93,19 @@ CASES = {
                                      "classic_files": True},
                               "spacy": {"@exporters": "dp_vocab.spacy.v1", "lang": "en",
                                         "pipeline": True}}},
+    # a BPE smaller than vocab_size: its note (console and privacy.json) names sizes
+    "export_bpe": lambda t: {"mechanism": mech("count_laplace", epsilon=30.0,
+                                               max_items_per_user=3, noisy_counts=True),
+                             "export": {"@exporters": "dp_vocab.hf_tokenizer.v1",
+                                        "model": "bpe", "vocab_size": 5000}},
 }
 
 
 # X also holds a common item, so the released items' exact weights differ between D and D'
 # (a record that leaked them would differ); with published counts the counts themselves differ,
 # so there X holds only its own items (else no release would be seen under both)
-X_SHARES = {"count_laplace_noisy": False, "counts_stage": False, "exports": False}
+X_SHARES = {"count_laplace_noisy": False, "counts_stage": False, "exports": False,
+            "export_bpe": False}
 
 
 def corpus_lines(case: str, with_x: bool) -> list[dict]:
@@ -116,6 +122,8 @@ def record_of(out: Path, result) -> str:
              if p.is_file()}
     console = Console(file=io.StringIO(), width=200, color_system=None)
     console.print(summary_table(result))
+    for note in result.notes:   # printed after the summary
+        console.print(note, markup=False)
     return repr(sorted(files.items())) + console.file.getvalue()   # raw bytes
 
 

@@ -111,6 +111,8 @@ def run(ctx: typer.Context,
                                 progress=prog.update)
         if not quiet:
             print_summary(result)
+        for note in result.notes:   # where an export differs from the recipe's request
+            _print_stderr("note:", "yellow", note)
         if not result.release.items:
             # a function of the released set only: never of the corpus (its size is private)
             _print_stderr("warning:", "yellow", "released 0 items: nothing passed the "

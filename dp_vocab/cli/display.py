@@ -39,14 +39,14 @@ class ReadProgress:
 
 def summary_table(result) -> Table:
     """The run summary: released (DP) numbers, parameters and paths only, so that the same
-    release gives the same summary on neighbouring datasets."""
+    release gives the same summary on neighbouring datasets. Every stage of the privacy ledger
+    is listed with its (ε, δ), then the composed total, as in privacy.json."""
     rel = result.release
     p = rel.privacy
     t = Table(title="dp-vocab release", show_header=False)
     t.add_column("", style="bold")
     t.add_column("")
     t.add_row("mechanism", rel.mechanism)
-    t.add_row("guarantee", f"(ε={rel.epsilon:g}, δ={rel.delta:g})-DP per user")
     for k in ("max_items_per_user", "alpha"):
         if k in rel.params:
             t.add_row(k, f"{rel.params[k]:g}")
@@ -56,10 +56,33 @@ def summary_table(result) -> Table:
         d = p["public_domain"]
         t.add_row("public list", escape(f"{d['source']}, {d['items']:,} items, released at "
                                         f"false-discovery rate ≤ {rel.params['public_fdr']:g}"))
+    if rel.counts is not None and rel.counts_info:
+        c = rel.counts_info
+        t.add_row("noisy counts", escape(f"{c['value']}; {c['noise']} noise, scale "
+                                         f"{c['scale']:.4f}"))
+    for row in ledger_rows(result.record):
+        t.add_row(*row)
     t.add_row("released items (DP output)", str(len(rel.items)))
     t.add_row("randomness", rel.randomness["mode"])
     t.add_row("output", escape(f"{result.output}/ ({', '.join(result.files)})"))
     return t
+
+
+def ledger_rows(record: dict) -> list[tuple[str, str]]:
+    """One row per stage of the ledger (name, mechanism, ε, δ), the total and the declared
+    budget: privacy.json's "composition" and "budget", which hold parameters only."""
+    comp = record["composition"]
+    stages = comp["stages"]
+    rows = [(f"stage {i}: {s['name']}", f"{s['mechanism']}: ε={s['epsilon']:g}, δ={s['delta']:g}")
+            for i, s in enumerate(stages, 1)]
+    total = comp["total"]
+    how = f"{total['method']} of {len(stages)} stages" if len(stages) > 1 else "1 stage"
+    rows.append(("total guarantee", f"(ε={total['epsilon']:g}, δ={total['delta']:g})-DP per "
+                                    f"user ({how})"))
+    budget = record.get("budget") or {}
+    if budget.get("declared"):
+        rows.append(("budget", f"ε={budget['epsilon']:g}, δ={budget['delta']:g} ([budget])"))
+    return [(escape(a), escape(b)) for a, b in rows]
 
 
 def print_summary(result) -> None:

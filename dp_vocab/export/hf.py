@@ -28,9 +28,12 @@ from pathlib import Path
 
 from ..errors import ParameterError
 from ..release import Release
+from .exported import Exported
 from .lines import LINE_BREAK, LONE_SURROGATE, check_items_writable
 
 MODELS = ("wordlevel", "wordpiece", "bpe", "unigram")
+# BPE trains towards vocab_size; the other models hold every released item (no target size)
+DEFAULT_BPE_VOCAB_SIZE = 30000
 
 
 class Style:
@@ -135,12 +138,15 @@ def _check_bool(name: str, value) -> bool:
 class HFTokenizerExporter:
     """Writes ``hf/tokenizer.json``, ``hf/tokenizer_config.json``, ``hf/special_tokens_map.json``
     (``AutoTokenizer.from_pretrained("out/hf")``), and with ``classic_files`` ``vocab.txt``
-    (WordPiece) or ``vocab.json`` (+ ``merges.txt`` for BPE). BPE and Unigram need DP counts."""
+    (WordPiece) or ``vocab.json`` (+ ``merges.txt`` for BPE). BPE and Unigram need DP counts.
+    ``vocab_size`` is BPE's target (default 30,000); WordPiece, WordLevel and Unigram hold every
+    released item. When the tokenizer's size differs from a ``vocab_size``, ``export`` returns a
+    note saying so (``size_note``)."""
 
     name = "dp_vocab.hf_tokenizer.v1"
 
     def __init__(self, model: str | None = None, style: str | None = None,
-                 special_tokens: list[str] | None = None, vocab_size: int = 30000,
+                 special_tokens: list[str] | None = None, vocab_size: int | None = None,
                  classic_files: bool = False, model_max_length: int | None = None,
                  max_training_words: int = 2_000_000):
         if model is not None and model not in MODELS:
@@ -167,8 +173,11 @@ class HFTokenizerExporter:
         self.extra_special_tokens = [t for t in self.special_tokens
                                      if t not in self.style.special_tokens]
         byte_level = self.style.pieces == "byte_level"
-        self.vocab_size = _check_int("export.vocab_size", vocab_size,
-                                     len(self.special_tokens) + (256 if byte_level else 1))
+        if vocab_size is None and model == "bpe":
+            vocab_size = DEFAULT_BPE_VOCAB_SIZE
+        # the size asked for; None: every released item (WordPiece, WordLevel, Unigram)
+        self.vocab_size = None if vocab_size is None else _check_int(
+            "export.vocab_size", vocab_size, len(self.special_tokens) + (256 if byte_level else 1))
         self.classic_files = _check_bool("export.classic_files", classic_files)
         self.model_max_length = _check_int("export.model_max_length",
                                            self.style.model_max_length if model_max_length is None
@@ -284,7 +293,8 @@ class HFTokenizerExporter:
         counts = {w: max(dp_counts.get(w, 0), 0) for w in words}
         total = sum(counts.values()) or 1
         scale = min(1.0, self.max_training_words / total)  # scaled DP counts: seconds, not minutes
-        trainer = trainers.BpeTrainer(vocab_size=self.vocab_size, special_tokens=self.special_tokens,
+        trainer = trainers.BpeTrainer(vocab_size=self.vocab_size or DEFAULT_BPE_VOCAB_SIZE,
+                                      special_tokens=self.special_tokens,
                                       initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
                                       show_progress=False)
 
@@ -325,7 +335,7 @@ class HFTokenizerExporter:
     def special_tokens_map(self) -> dict:
         return {**self.style.roles, "additional_special_tokens": self.extra_special_tokens}
 
-    def export(self, release: Release, outdir: Path, context: dict | None = None) -> list[str]:
+    def export(self, release: Release, outdir: Path, context: dict | None = None) -> Exported:
         items = (context or {}).get("items", DEFAULT_ITEMS)
         if self.needs_counts and release.counts is None:
             raise ParameterError("export.model", self.model, "a release with DP counts",
@@ -334,14 +344,45 @@ class HFTokenizerExporter:
         tok = self.build(release, items)
         out = Path(outdir) / "hf"
         out.mkdir(exist_ok=True)
+        text = tok.to_str(pretty=True)
         # written from Python: tokenizers' own writer raises a bare Exception on a full disk
-        (out / "tokenizer.json").write_text(tok.to_str(pretty=True), encoding="utf-8")
+        (out / "tokenizer.json").write_text(text, encoding="utf-8")
         _write_json(out / "tokenizer_config.json", self.tokenizer_config(tok))
         _write_json(out / "special_tokens_map.json", self.special_tokens_map())
         written = ["hf/tokenizer.json", "hf/tokenizer_config.json", "hf/special_tokens_map.json"]
         if self.classic_files:
             written += [f"hf/{Path(f).name}" for f in _saved_model_files(tok, out)]
-        return written
+        note = self.size_note(json.loads(text), release)
+        return Exported(written, [note] if note else [])
+
+    def size_note(self, tokenizer_json: dict, release: Release) -> str | None:
+        """When the tokenizer's size differs from the one asked for: what was asked, what was
+        made, why and what to do. Post-processing only: the sizes are functions of the released
+        items and their DP counts."""
+        requested = self.vocab_size
+        size = len(tokenizer_json["model"]["vocab"])
+        if requested is None or size == requested:
+            return None
+        n_items = sum(1 for w in release.items if w not in set(self.special_tokens))
+        head = (f"hf/tokenizer.json has {size:,} tokens, not the requested vocab_size = "
+                f"{requested:,}")
+        more = ("for more tokens, release more items: raise the epsilon of [mechanism] or use a "
+                "corpus with more users")
+        if self.model == "bpe":   # the trainer stops when no pair is left to merge
+            merges = len(tokenizer_json["model"]["merges"])
+            return (f"{head}: the {n_items:,} released items allow only {merges:,} BPE merges "
+                    f"(+ 256 bytes and {len(self.special_tokens)} special token(s)). To ask for "
+                    f"what the release supports, set export.vocab_size = {size}; {more}.")
+        holds = {"wordlevel": "the special tokens and every released item",
+                 "wordpiece": "the special tokens, every released item and their characters "
+                              "(also as ##pieces)",
+                 "unigram": "the special tokens, every released item (▁word and word), their "
+                            "characters and the 256 byte pieces"}[self.model]
+        fewer = ("for fewer tokens, release fewer items: the top_k mechanism releases k "
+                 "(dp_vocab.top_k.v1)")
+        return (f"{head}: vocab_size sets the size of BPE only; a {self.model} vocabulary holds "
+                f"{holds}, here from {n_items:,} released items. Remove export.vocab_size, or "
+                f"{more if size < requested else fewer}.")
 
 
 def _saved_model_files(tok, out: Path) -> list[str]:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ..errors import ParameterError
 from ..release import Release
+from .exported import Exported
 from .lines import check_items_writable, write_lines
 
 
@@ -22,7 +23,7 @@ class PlainExporter:
 
     needs_counts = False
 
-    def export(self, release: Release, outdir: Path, context: dict | None = None) -> list[str]:
+    def export(self, release: Release, outdir: Path, context: dict | None = None) -> Exported:
         outdir = Path(outdir)
         check_items_writable(release.items)
         write_lines(outdir / "vocab.txt", release.items)
@@ -35,4 +36,4 @@ class PlainExporter:
                         rec["noisy_count"] = release.counts[item]
                     f.write(json.dumps(rec, ensure_ascii=False) + "\n")
             written.append("vocab.jsonl")
-        return written
+        return Exported(written)

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from ..errors import OutputError, ParameterError
 from ..release import Release
+from .exported import Exported
 from .lines import check_items_writable
 
 CONFIG = """\
@@ -88,7 +89,7 @@ class SpacyExporter:
         lk.add_table("lexeme_prob", self.probabilities(release, lowercased))
         return lk
 
-    def export(self, release: Release, outdir: Path, context: dict | None = None) -> list[str]:
+    def export(self, release: Release, outdir: Path, context: dict | None = None) -> Exported:
         import spacy
         check_items_writable(release.items)
         lowercased = bool((context or {}).get("items", {}).get("lowercase", True))
@@ -109,7 +110,7 @@ class SpacyExporter:
                                         "and lexeme_prob table (dp-vocab)")
             nlp.to_disk(out / "pipeline")
             written.append("spacy/pipeline")
-        return written
+        return Exported(written)
 
 
 def spacy_lookups(path: str):

@@ -46,6 +46,8 @@ class RunResult:
     files: list[str]
     record: dict
     timings: dict = field(default_factory=dict)
+    # the exporters' notes (post-processing of the release; also in privacy.json)
+    notes: list[str] = field(default_factory=list)
     # operator information (console only, never written): malformed lines skipped on request
     skipped: int = 0
     skip_reasons: list = field(default_factory=list)
@@ -434,17 +436,21 @@ def report(plan: Plan, release: Release, backend: dict) -> dict:
     return record
 
 
-def write(plan: Plan, release: Release, record: dict) -> list[str]:
-    """Every output file, into a temporary directory renamed into place at the end."""
+def write(plan: Plan, release: Release, record: dict) -> tuple[list[str], dict]:
+    """Every output file, into a temporary directory renamed into place at the end. Returns
+    the files and the record as written: ``record`` with the exporters' notes."""
     context = {"items": plan.extractor.describe(), "output": str(plan.output.resolve())}
     with atomic_output_dir(plan.output, plan.force, plan.inputs) as tmp:
-        files = []
+        files, notes = [], []
         for e in plan.exporters:
-            files += e.export(release, tmp, context)
+            exported = e.export(release, tmp, context)
+            files += exported.files
+            notes += exported.notes
+        record = {**record, "export_notes": notes}
         write_json(tmp / "privacy.json", record)
         plan.cfg.to_disk(tmp / "recipe.cfg")
         files += ["privacy.json", "recipe.cfg"]
-    return files
+    return files, record
 
 
 def run_recipe(recipe, output, overrides: dict[str, Any] | None = None, force: bool = False,
@@ -454,9 +460,10 @@ def run_recipe(recipe, output, overrides: dict[str, Any] | None = None, force: b
     plan = plan_run(recipe, output, overrides, force)
     release, backend, timings = execute(plan, progress)
     record = report(plan, release, backend)
-    files = write(plan, release, record)
+    files, record = write(plan, release, record)
     return RunResult(release=release, output=plan.output, files=files, record=record,
-                     timings=timings, skipped=getattr(plan.reader, "skipped", 0),
+                     timings=timings, notes=record["export_notes"],
+                     skipped=getattr(plan.reader, "skipped", 0),
                      skip_reasons=list(getattr(plan.reader, "skip_reasons", [])))
 
 
