@@ -363,7 +363,8 @@ class HFTokenizerExporter:
         size = len(tokenizer_json["model"]["vocab"])
         if requested is None or size == requested:
             return None
-        n_items = sum(1 for w in release.items if w not in set(self.special_tokens))
+        specials = set(self.special_tokens)
+        n_items = sum(1 for w in release.items if w not in specials)
         head = (f"hf/tokenizer.json has {size:,} tokens, not the requested vocab_size = "
                 f"{requested:,}")
         more = ("for more tokens, release more items: raise the epsilon of [mechanism] or use a "
