@@ -230,15 +230,23 @@ class _Users:
 
 class _Interner:
     """Strings → dense ids in first-seen order, from a list (``ids``) or a polars column
-    (``column_ids``)."""
+    (``column_ids``). With ``hashes``, new strings are hashed as they come (the item hashes
+    bounding needs): while the reader works on the next batch, not after the last."""
 
-    def __init__(self):
+    def __init__(self, hashes: bool = False):
         self.index: dict[str, int] = {}
+        self._hashes: list[np.ndarray] | None = [] if hashes else None
 
     def ids(self, strings: list[str]) -> np.ndarray:
         index = self.index
+        n = len(index)
         add = index.setdefault
-        return np.array([add(s, len(index)) for s in strings], dtype=np.int64)
+        ids = np.array([add(s, len(index)) for s in strings], dtype=np.int64)
+        if self._hashes is not None and len(index) > n:
+            new = np.flatnonzero(ids >= n)
+            new = new[np.unique(ids[new], return_index=True)[1]]   # first of each, by id
+            self._hashes.append(itemsets.item_hashes([strings[i] for i in new.tolist()]))
+        return ids
 
     def column_ids(self, column) -> np.ndarray:
         """The id of every string of a polars String Series (int64 array): the column is
@@ -255,7 +263,10 @@ class _Interner:
         return lut[codes]
 
     def vocabulary(self) -> Vocabulary:
-        return Vocabulary.from_index(self.index)
+        hashes = None
+        if self._hashes is not None:
+            hashes = np.concatenate(self._hashes) if self._hashes else np.zeros(0, np.uint64)
+        return Vocabulary.from_index(self.index, hashes)
 
 
 # -- item sets ---------------------------------------------------------------------------------
@@ -275,7 +286,8 @@ def _tokenized(batches, columnar) -> Iterator[tuple[object, int, object, bool]]:
 
 def _columnar_itemsets(batches, columnar, on_progress) -> ItemSets:
     cap = columnar.extractor.max_distinct_per_user
-    users, items = _Users(), _Interner()
+    users, items = _Users(), _Interner(hashes=True)
+    itemsets.item_hashes([""])   # loads the compiled hash while the reader fills a batch
     keys: list[np.ndarray] = []
     counts: list[np.ndarray] = []
     buffered = merged_size = 0
@@ -374,7 +386,8 @@ def build_itemsets(users: "_Users", items: "_Interner", keys: list[np.ndarray],
     held[item_ids] = True
     if not held.all():   # the cap dropped every holder of some items: renumber the rest
         new = np.cumsum(held) - 1
-        vocab = Vocabulary([s for s, h in zip(vocab.strings, held.tolist()) if h])
+        kept = [s for s, h in zip(vocab.strings, held.tolist()) if h]
+        vocab = Vocabulary.from_index(dict(zip(kept, range(len(kept)))), vocab.hashes()[held])
         item_ids = new[item_ids]
         order = np.lexsort((item_ids, key >> 32))
         key, count, item_ids = key[order], count[order], item_ids[order]
@@ -387,7 +400,7 @@ def merge_itemsets(parts: Iterable[tuple], cap: int | None) -> ItemSets:
     """One ItemSets of several, each given as (user ids, item strings, indptr, items, counts);
     a user may be in several: its items are added, then capped as ``extract_itemsets`` caps
     them (exact on partial sums)."""
-    users, items = _Users(), _Interner()
+    users, items = _Users(), _Interner(hashes=True)
     keys, counts = [], []
     for user_ids, strings, indptr, part_items, part_counts in parts:
         ids = items.ids(list(strings))

@@ -46,11 +46,13 @@ class Vocabulary:
             self.add(s)
 
     @classmethod
-    def from_index(cls, index: dict[str, int]) -> "Vocabulary":
-        """Adopt ``{string: id}`` with ids 0..n-1 in insertion order (no copy)."""
+    def from_index(cls, index: dict[str, int], hashes: np.ndarray | None = None) -> "Vocabulary":
+        """Adopt ``{string: id}`` with ids 0..n-1 in insertion order (no copy), and the
+        strings' :func:`item_hashes` when they are known already."""
         vocab = cls()
         vocab._index = index
         vocab._strings = list(index)
+        vocab._hashes = hashes
         return vocab
 
     def add(self, item: str) -> int:

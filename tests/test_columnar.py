@@ -14,7 +14,7 @@ from dp_vocab.corpora import JsonlReader, columns
 from dp_vocab.corpora.readers import MixedUserIdWarning
 from dp_vocab.errors import CorpusError
 from dp_vocab.extraction import extract_itemsets, extract_sequences
-from dp_vocab.itemsets import ItemSets, ItemSetsBuilder
+from dp_vocab.itemsets import ItemSets, ItemSetsBuilder, item_hashes
 from dp_vocab.text.columnar import SPACE, WORD, columnar_extractor, rust_pattern
 from dp_vocab.text.items import _LONE_SURROGATE, ItemExtractor
 from dp_vocab.text.tokenizers import DEFAULT_PATTERN, RegexTokenizer
@@ -55,6 +55,8 @@ def test_item_sets_equal_the_python_extractor(sample_docs, sample_file, kwargs):
     fast = extract_itemsets(JsonlReader(sample_file), ex)   # the reader's own columns
     slow = python_itemsets(sample_docs, ex)
     assert fast.to_dict() == slow.to_dict()
+    # hashed while interning (and kept through the cap's renumbering): the same hashes
+    assert np.array_equal(fast.vocab.hashes(), item_hashes(fast.vocab.strings))
     assert fast.user_ids == slow.user_ids
     uncapped = ItemSets.from_user_items((u, ex(t)) for u, t in sample_docs)
     if uncapped.to_dict() == slow.to_dict():   # no user over the cap: the same ids too
@@ -98,6 +100,7 @@ def test_users_spread_over_column_batches_keep_their_first_row(monkeypatch, tmp_
         runs = extract_sequences(JsonlReader(p), ex)
     slow = python_itemsets(docs, ex)
     assert fast.to_dict() == slow.to_dict()
+    assert np.array_equal(fast.vocab.hashes(), item_hashes(fast.vocab.strings))
     assert fast.user_ids == slow.user_ids == list(dict.fromkeys(u for u, _ in docs))
     listed = extract_sequences(docs, ex)   # Python-side batches
     assert runs.user_ids == listed.user_ids
