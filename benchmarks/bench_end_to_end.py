@@ -48,7 +48,9 @@ print(pairs.height)
 
 RUN = r'''
 import sys
+from dp_vocab.cli import tune_process
 from dp_vocab.recipes import run_recipe
+tune_process()   # as the dp-vocab command does (dp_vocab.cli.command)
 result = run_recipe(sys.argv[1], sys.argv[2], overrides={"paths.corpus": sys.argv[3]},
                     force=True)
 print(len(result.release.items), result.timings["extract_s"], result.timings["release_s"])

@@ -303,3 +303,23 @@ def test_the_command_is_main_then_a_process_end_without_collection(monkeypatch):
         assert exc.value.code == 2 and gc.get_freeze_count() > 0
     finally:
         gc.unfreeze()
+
+
+@pytest.mark.parametrize("env", [None, "1"])
+def test_the_command_puts_numpy_arrays_on_ordinary_pages_unless_told(monkeypatch, env):
+    """``tune_process`` (called by ``command``) turns numpy's huge-page advice off, except when
+    the user's NUMPY_MADVISE_HUGEPAGE decides."""
+    import numpy as np
+
+    from dp_vocab.cli import tune_process
+    switch = np._core.multiarray._set_madvise_hugepage
+    before = switch(True)
+    try:
+        if env is None:
+            monkeypatch.delenv("NUMPY_MADVISE_HUGEPAGE", raising=False)
+        else:
+            monkeypatch.setenv("NUMPY_MADVISE_HUGEPAGE", env)
+        tune_process()
+        assert switch(True) is (env is not None)   # returns the setting it replaces
+    finally:
+        switch(before)
