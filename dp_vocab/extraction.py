@@ -191,17 +191,20 @@ class _Users:
             else:
                 numbers = pl.Series(np.arange(len(uniq), dtype=np.int64))
                 local = users.replace_strict(uniq, numbers, return_dtype=pl.Int64).to_numpy()
-        else:
-            index: dict = {}
-            for u in (users.to_list() if isinstance(users, pl.Series) else users):
-                if u not in index:
-                    _check_user_id(u)
-                    index[u] = len(index)
-            local = np.fromiter((index[u] for u in users), dtype=np.int64, count=len(users))
-            uniq = list(index)
+            return self._add(uniq, local)
+        ids = users.to_list() if isinstance(users, pl.Series) else users
+        index: dict = {}
+        for u in ids:
+            if u not in index:
+                _check_user_id(u)
+                index[u] = len(index)
+        local = np.fromiter((index[u] for u in ids), dtype=np.int64, count=len(ids))
+        return self._add(list(index), local)
+
+    def _add(self, distinct, local: np.ndarray) -> np.ndarray:
         rows = local + self._n
-        self._parts.append(uniq)
-        self._n += len(uniq)
+        self._parts.append(distinct)
+        self._n += len(distinct)
         return rows
 
     def finish(self) -> tuple[list, np.ndarray | None]:
