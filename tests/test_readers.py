@@ -122,3 +122,64 @@ def test_glob_of_files_and_users_spread_across_them(tmp_path):
         list(JsonlReader(tmp_path / "*.jsonl*"))
     with pytest.raises(CorpusError, match="no file matches"):
         JsonlReader(tmp_path / "*.parquet")
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".jsonl.gz"])
+def test_shares_of_a_file_hold_every_line_once_with_the_files_line_numbers(tmp_path, suffix,
+                                                                          monkeypatch):
+    """A one-file input split between Dask workers: the lines starting in each byte range,
+    wherever the ranges fall (inside a line, on a line start, inside an over-long line), read
+    line by line and as columns, give the whole file's documents, skips and errors."""
+    import copy
+
+    from dp_vocab.corpora import columns
+    monkeypatch.setattr(columns, "CHUNK_BYTES", 64)
+    lines = [json.dumps({"user": f"u{i % 4}", "text": f"doc {i} " + "x" * (i % 7)})
+             for i in range(30)]
+    lines[11] = '{"user": "u9", "text": "' + "y" * 300 + '"}'   # over max_line_bytes
+    lines[17] = "not json"
+    data = ("\n".join(lines)).encode()   # no final line feed
+    path = tmp_path / f"c{suffix}"
+    path.write_bytes(gzip.compress(data) if suffix.endswith(".gz") else data)
+
+    def docs(reader, columnar):
+        if not columnar:
+            return list(reader)
+        return [d for users, texts in reader.frames()
+                for d in zip(users if isinstance(users, list) else users.to_list(),
+                             texts.to_list())]
+
+    for columnar in (False, True):
+        whole = JsonlReader(path, on_error="skip", max_line_bytes=200)
+        expected = docs(whole, columnar)
+        with pytest.raises(CorpusError) as first_error:
+            docs(JsonlReader(path, max_line_bytes=200), columnar)
+        starts = [0] + [len(data[:k]) for k in range(1, len(data)) if data[k - 1:k] == b"\n"]
+        for cut in sorted({1, 5, 40, starts[11], starts[11] + 50, starts[17], starts[17] + 3,
+                           starts[20], len(data) - 2, len(data) + 10}):
+            got, skipped, reasons = [], 0, []
+            for share in ((0, cut), (cut, None)):
+                r = JsonlReader(path, on_error="skip", max_line_bytes=200)
+                r.line_range = share
+                got += docs(r, columnar)
+                skipped += r.skipped
+                reasons += r.skip_reasons
+            assert got == expected, (columnar, cut)
+            assert skipped == whole.skipped and reasons == whole.skip_reasons
+            raising = JsonlReader(path, max_line_bytes=200)
+            raising.line_range = (cut, None) if cut <= starts[11] else (0, cut)
+            with pytest.raises(CorpusError) as share_error:   # the share holding line 12
+                docs(copy.copy(raising), columnar)
+            assert str(share_error.value) == str(first_error.value)
+
+
+def test_a_line_range_read_by_read_alone_ends_on_a_whole_line():
+    import io
+
+    from dp_vocab.corpora.line_range import LineRange
+    data = b"aa\nbbbbbb\ncc\ndd"
+    for start, end, expected in [(0, 5, b"aa\nbbbbbb\n"), (1, 5, b"bbbbbb\n"),
+                                 (3, 10, b"bbbbbb\n"), (5, None, b"cc\ndd"), (0, 3, b"aa\n")]:
+        r = LineRange(io.BytesIO(data), start, end)
+        got = b"".join(iter(lambda: r.read(2), b""))
+        assert got == expected, (start, end)

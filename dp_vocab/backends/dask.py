@@ -43,12 +43,14 @@ def _unwrapped(results) -> list:
 # or in contiguous ranges when there is one file), and each partition merges its users' pieces
 # from every file: one ItemSets / TokenCorpus per partition, each user in exactly one. Only
 # integer arrays and the pieces' own item strings cross processes.
-def _file_readers(reader) -> list:
-    """One reader per input file (a copy with the same settings), or the reader itself when
-    its input can't be split (a text folder, an in-memory frame)."""
+def _file_readers(reader, n_shares: int) -> list:
+    """One reader per input file (a copy with the same settings); a single JSONL file in
+    ``n_shares`` shares of its lines (``corpora.line_range``), read on every worker at once;
+    the reader itself when its input can't be split (a text folder, an in-memory frame)."""
     import copy
 
-    from ..corpora import TextDirReader
+    from ..corpora import JsonlReader, TextDirReader
+    from ..corpora.line_range import split_offsets
     if isinstance(reader, TextDirReader) or not getattr(reader, "files", None):
         return [reader]
     out = []
@@ -56,6 +58,12 @@ def _file_readers(reader) -> list:
         r = copy.copy(reader)
         r.files, r.path, r._id_kinds = [f], f, set()
         out.append(r)
+    if len(out) == 1 and n_shares > 1 and isinstance(reader, JsonlReader):
+        whole = out.pop()
+        for share in split_offsets(whole.path, n_shares):
+            r = copy.copy(whole)
+            r._id_kinds, r.line_range = set(), share
+            out.append(r)
     return out
 
 
@@ -463,7 +471,7 @@ class DaskBackend:
 
         client, slots = self.client, self._slots()
         load = _load_sequences if sequences else _load_itemsets
-        readers = _file_readers(reader)
+        readers = _file_readers(reader, len(slots))
         per_file = [client.submit(load, r, extractor, len(slots), len(readers) == 1, pure=False)
                     for r in readers]
         build, arg = (_corpus_partition, extractor.joiner) if sequences else \

@@ -71,9 +71,11 @@ def jsonl_frames(reader) -> Iterator[tuple[object, object]]:
 def _chunks(stream, limit: int) -> Iterator[tuple[int, bytes, int | None]]:
     """(number of the first line, whole lines, number of an over-long line that followed them
     and was drained unread, or None). A chunk holds at most CHUNK_BYTES + max_line_bytes."""
-    lineno = 1
+    lineno, first = 1, True
     while True:
         data = stream.read(CHUNK_BYTES)
+        if first:   # a share of the file: its lines keep the file's numbers
+            lineno, first = lineno + getattr(stream, "lines_before", 0), False
         if not data:
             return
         over_long = None

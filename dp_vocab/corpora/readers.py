@@ -119,6 +119,9 @@ class _Reader:
         self._current: Path | None = None
         self._finished_bytes = 0
         self._id_kinds: set = set()
+        # (start, end) decompressed byte offsets: read only the lines starting there (a share
+        # of a one-file input, ``corpora.line_range``); None: every line
+        self.line_range: tuple[int, int | None] | None = None
 
     def _open(self):
         """Yield (path, decompressed binary stream) for each input file, tracking progress."""
@@ -130,7 +133,11 @@ class _Reader:
                                   path=f) from None
             self._raw, self._stream, self._current = raw, stream, f
             with raw, stream:
-                yield f, stream
+                if self.line_range is not None:
+                    from .line_range import LineRange
+                    yield f, LineRange(stream, *self.line_range)
+                else:
+                    yield f, stream
             self._finished_bytes += f.stat().st_size
         self._raw = self._stream = None
 
@@ -139,9 +146,11 @@ class _Reader:
         one is reported (or, in skip mode, given as None) without ever being held whole."""
         limit = self.max_line_bytes
         readline = stream.readline
-        lineno = 0
+        lineno = None
         while True:
             line = readline(limit + 1)
+            if lineno is None:   # a share of the file: its lines keep the file's numbers
+                lineno = getattr(stream, "lines_before", 0)
             if not line:
                 return
             lineno += 1
