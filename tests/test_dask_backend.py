@@ -218,8 +218,9 @@ def test_fewer_users_than_partitions_and_empty_partitions(tmp_path):
 def test_a_bad_line_raises_the_readers_error_on_dask(tmp_path):
     from dp_vocab.errors import CorpusError
     path = tmp_path / "bad.jsonl"
-    path.write_text('{"user": "u1", "text": "fine"}\n{"user": "u2", "text": \n',
-                    encoding="utf-8")
+    path.write_text('{"user": "u1", "text": "fine"}\n{"user": "u2", "text": \n' +
+                    '{"user": "u3", "text": "fine"}\n' * 40 + '{"user": 1.5, "text": "x"}\n',
+                    encoding="utf-8")   # bad lines in both shares: the first is raised
     extractor = ItemExtractor(RegexTokenizer())
     with pytest.raises(CorpusError) as local_error:
         LocalBackend().load(JsonlReader(path), extractor)

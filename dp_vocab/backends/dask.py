@@ -481,7 +481,8 @@ class DaskBackend:
                                workers=[w], allow_other_workers=True, pure=False)
                  for p, w in enumerate(slots)]
         wait(parts)   # one ItemSets / TokenCorpus per worker thread, each user in exactly one
-        for f in parts:
+        wait(per_file)
+        for f in per_file + parts:   # the first file's (share's) error first, as locally
             if f.status == "error":
                 f.result()   # the reader's or extractor's own error, raised here
         return DaskSequences(client, parts, extractor.joiner) if sequences else \
