@@ -407,7 +407,7 @@ def merge_itemsets(parts: Iterable[tuple], cap: int | None) -> ItemSets:
     keys, counts = [], []
     for user_ids, strings, indptr, part_items, part_counts in parts:
         ids = items.ids(list(strings))
-        rows = users.rows(list(user_ids))
+        rows = users.rows(user_ids)   # a list, or a polars column (numbered there)
         key = (np.repeat(rows, np.diff(indptr)) << 32) | ids[part_items]
         order = np.argsort(key, kind="stable")
         keys.append(key[order])

@@ -271,3 +271,33 @@ def test_rows_tied_on_the_first_order_word_are_ordered_by_all_three():
     assert merged.bounded.order.tolist() == [1, 2, 0]   # words 4, (5, 3), (5, 9)
     untied = [(np.array([7, 4], np.uint64),) + p[1:] for p in parts[:1]]
     assert _MergedRows(untied, lambda: 1 / 0).bounded.order.tolist() == [1, 0]
+
+
+@pytest.mark.parametrize("ids", ["integers", "mixed"])
+def test_one_file_read_in_shares_keeps_users_of_every_id_kind(tmp_path, cluster, ids):
+    """One JSONL file is read in a share per worker; a user in both shares is one user, and
+    integer ids (numbered in polars) and mixed ids (as Python objects) give the local data."""
+    import json
+    import warnings
+
+    from dp_vocab.corpora.readers import MixedUserIdWarning
+    with gzip.open(SAMPLE, "rt", encoding="utf-8") as f:
+        docs = [json.loads(line) for line in islice(f, 2000)]
+    number = {u: k for k, u in enumerate(sorted({d["user"] for d in docs}))}
+    path = tmp_path / "one.jsonl"
+    with open(path, "w", encoding="utf-8") as g:
+        for d in docs[::2] + docs[1::2]:   # most users' documents in both halves
+            k = number[d["user"]]
+            user = k if ids == "integers" or k % 3 else d["user"]
+            g.write(json.dumps({"user": user, "text": d["text"]}) + "\n")
+    extractor = ItemExtractor(RegexTokenizer(), max_distinct_per_user=25)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MixedUserIdWarning)
+        local = LocalBackend().load(JsonlReader(path), extractor)
+        remote = cluster.load(JsonlReader(path), extractor)
+    parts = cluster.client.gather(remote.parts)
+    def kinds(user_ids):   # 7 and "7" are two users
+        return sorted((type(u).__name__, str(u)) for u in user_ids)
+    assert kinds(u for its in parts for u in its.user_ids) == kinds(local.user_ids)
+    m = make_mechanism("count_gaussian", epsilon=2.0, delta=1e-5, max_items_per_user=30)
+    assert m.histogram(local, KEY) == m.histogram(remote, KEY)

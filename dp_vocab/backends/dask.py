@@ -109,9 +109,22 @@ def _load_itemsets(reader, extractor, n_parts: int, alone: bool) -> _Whole:
         rows = np.flatnonzero(part == p)
         ptr, take = _take(its.indptr, rows)
         strings, items = _compact(its.vocab.strings, its.items[take])
-        pieces.append(([its.user_ids[r] for r in rows.tolist()], strings, ptr, items,
-                       its.counts[take]))
+        pieces.append((_id_column([its.user_ids[r] for r in rows.tolist()]), strings, ptr,
+                       items, its.counts[take]))
     return _Whole(pieces)
+
+
+def _id_column(ids: list):
+    """User ids as a polars column when they are all strings or all integers (the partition
+    numbers them in polars, ``extraction._Users``), else the list itself."""
+    import polars as pl
+    kinds = {type(u) for u in ids}
+    if kinds == {str} or kinds == {int}:
+        try:
+            return pl.Series(ids, dtype=pl.String if kinds == {str} else pl.Int64)
+        except (OverflowError, UnicodeEncodeError, TypeError, ValueError):
+            pass   # an integer beyond 64 bits, a lone surrogate: kept as Python objects
+    return ids
 
 
 def _load_sequences(reader, extractor, n_parts: int, alone: bool) -> _Whole:
@@ -148,6 +161,7 @@ def _itemsets_partition(cap: int | None, *wrapped: _Whole) -> _Partition:
     pieces = _unwrapped(wrapped)
     if len(pieces) == 1:   # one input file: its piece is already grouped, sorted and capped
         user_ids, strings, indptr, items, counts = pieces[0]
+        user_ids = user_ids if isinstance(user_ids, list) else user_ids.to_list()
         vocab = Vocabulary.from_index(dict(zip(strings, range(len(strings)))))
         return _Partition(ItemSets(vocab, user_ids, indptr, items, counts))
     from ..extraction import merge_itemsets
