@@ -42,7 +42,8 @@ def main() -> None:
     print(f"{len(counts):,} words, {sum(counts.values()):,} total count")
     for model, style in (("wordlevel", "bert"), ("wordpiece", "bert"), ("unigram", "sentencepiece"),
                          ("unigram", "t5"), ("bpe", "gpt2")):
-        exp = HFTokenizerExporter(model=model, style=style, vocab_size=args.bpe_vocab if model == "bpe" else None)
+        exp = HFTokenizerExporter(model=model, style=style,
+                                  vocab_size=args.bpe_vocab if model == "bpe" else None)
         with tempfile.TemporaryDirectory() as tmp:
             t = time.perf_counter()
             exp.export(rel, Path(tmp), {"items": items})

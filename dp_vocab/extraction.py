@@ -226,9 +226,7 @@ class _Users:
         lut = np.array([add(u, len(index)) for p in parts
                         for u in (p.to_list() if isinstance(p, pl.Series) else p)],
                        dtype=np.int64)
-        if lut.size == len(index):
-            return list(index), None
-        return list(index), lut
+        return list(index), (None if lut.size == len(index) else lut)
 
 
 class _Interner:
@@ -240,7 +238,8 @@ class _Interner:
         self.index: dict[str, int] = {}
         self._hashes: list[np.ndarray] | None = [] if hashes else None
 
-    def ids(self, strings: list[str]) -> np.ndarray:
+    def ids(self, strings: list[str], hashes: np.ndarray | None = None) -> np.ndarray:
+        """The ids of ``strings``; ``hashes``: their item hashes, when already known."""
         index = self.index
         n = len(index)
         add = index.setdefault
@@ -248,7 +247,8 @@ class _Interner:
         if self._hashes is not None and len(index) > n:
             new = np.flatnonzero(ids >= n)
             new = new[np.unique(ids[new], return_index=True)[1]]   # first of each, by id
-            self._hashes.append(itemsets.item_hashes([strings[i] for i in new.tolist()]))
+            self._hashes.append(hashes[new] if hashes is not None else
+                                itemsets.item_hashes([strings[i] for i in new.tolist()]))
         return ids
 
     def column_ids(self, column) -> np.ndarray:
@@ -400,13 +400,13 @@ def build_itemsets(users: "_Users", items: "_Interner", keys: list[np.ndarray],
 
 
 def merge_itemsets(parts: Iterable[tuple], cap: int | None) -> ItemSets:
-    """One ItemSets of several, each given as (user ids, item strings, indptr, items, counts);
-    a user may be in several: its items are added, then capped as ``extract_itemsets`` caps
-    them (exact on partial sums)."""
+    """One ItemSets of several, each given as (user ids, item strings, their item hashes,
+    indptr, items, counts); a user may be in several: its items are added, then capped as
+    ``extract_itemsets`` caps them (exact on partial sums)."""
     users, items = _Users(), _Interner(hashes=True)
     keys, counts = [], []
-    for user_ids, strings, indptr, part_items, part_counts in parts:
-        ids = items.ids(list(strings))
+    for user_ids, strings, hashes, indptr, part_items, part_counts in parts:
+        ids = items.ids(list(strings), hashes)
         rows = users.rows(user_ids)   # a list, or a polars column (numbered there)
         key = (np.repeat(rows, np.diff(indptr)) << 32) | ids[part_items]
         order = np.argsort(key, kind="stable")

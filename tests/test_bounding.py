@@ -74,7 +74,9 @@ def test_distinct_cap_breaks_hash_ties_by_the_string(a_and_b_share_a_hash, first
     assert list(builder.build().to_dict()["u"]) == ["a"]
     ex = ItemExtractor(RegexTokenizer(), max_distinct_per_user=1)   # the columnar path
     assert list(extract_itemsets([("u", doc[0]) for doc in docs], ex).to_dict()["u"]) == ["a"]
-    parts = [(["u"], doc, np.array([0, 1]), np.array([0]), np.array([1])) for doc in docs]
+    from dp_vocab.itemsets import item_hashes
+    parts = [(["u"], doc, item_hashes(doc), np.array([0, 1]), np.array([0]), np.array([1]))
+             for doc in docs]
     assert list(merge_itemsets(parts, 1).to_dict()["u"]) == ["a"]   # Dask merges any order
 
 

@@ -100,6 +100,14 @@ def _compact(strings: list, ids: np.ndarray) -> tuple[list, np.ndarray]:
     return [strings[i] for i in kept.tolist()], new_ids
 
 
+def _compact_vocab(vocab: Vocabulary, ids: np.ndarray) -> tuple[list, np.ndarray, np.ndarray]:
+    """Only the strings ``ids`` use, their item hashes (computed once, while extracting), and
+    the ids renumbered into them."""
+    kept, new_ids = _used(ids, len(vocab))
+    strings = vocab.strings
+    return [strings[i] for i in kept.tolist()], vocab.hashes()[kept], new_ids
+
+
 def _load_itemsets(reader, extractor, n_parts: int, alone: bool) -> _Whole:
     from ..extraction import extract_itemsets
     its = extract_itemsets(reader, extractor)
@@ -108,9 +116,9 @@ def _load_itemsets(reader, extractor, n_parts: int, alone: bool) -> _Whole:
     for p in range(n_parts):
         rows = np.flatnonzero(part == p)
         ptr, take = _take(its.indptr, rows)
-        strings, items = _compact(its.vocab.strings, its.items[take])
-        pieces.append((_id_column([its.user_ids[r] for r in rows.tolist()]), strings, ptr,
-                       items, its.counts[take]))
+        strings, hashes, items = _compact_vocab(its.vocab, its.items[take])
+        pieces.append((_id_column([its.user_ids[r] for r in rows.tolist()]), strings, hashes,
+                       ptr, items, its.counts[take]))
     return _Whole(pieces)
 
 
@@ -160,9 +168,9 @@ class _Partition(ItemSets):
 def _itemsets_partition(cap: int | None, *wrapped: _Whole) -> _Partition:
     pieces = _unwrapped(wrapped)
     if len(pieces) == 1:   # one input file: its piece is already grouped, sorted and capped
-        user_ids, strings, indptr, items, counts = pieces[0]
+        user_ids, strings, hashes, indptr, items, counts = pieces[0]
         user_ids = user_ids if isinstance(user_ids, list) else user_ids.to_list()
-        vocab = Vocabulary.from_index(dict(zip(strings, range(len(strings)))))
+        vocab = Vocabulary.from_index(dict(zip(strings, range(len(strings)))), hashes)
         return _Partition(ItemSets(vocab, user_ids, indptr, items, counts))
     from ..extraction import merge_itemsets
     return _Partition(merge_itemsets(pieces, cap))

@@ -25,6 +25,7 @@ import os
 import re
 import string
 from pathlib import Path
+from typing import cast
 
 from ..errors import ParameterError
 from ..release import Release
@@ -293,7 +294,7 @@ class HFTokenizerExporter:
         counts = {w: max(dp_counts.get(w, 0), 0) for w in words}
         total = sum(counts.values()) or 1
         scale = min(1.0, self.max_training_words / total)  # scaled DP counts: seconds, not minutes
-        trainer = trainers.BpeTrainer(vocab_size=self.vocab_size or DEFAULT_BPE_VOCAB_SIZE,
+        trainer = trainers.BpeTrainer(vocab_size=cast(int, self.vocab_size),   # set for BPE
                                       special_tokens=self.special_tokens,
                                       initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
                                       show_progress=False)
@@ -352,7 +353,7 @@ class HFTokenizerExporter:
         written = ["hf/tokenizer.json", "hf/tokenizer_config.json", "hf/special_tokens_map.json"]
         if self.classic_files:
             written += [f"hf/{Path(f).name}" for f in _saved_model_files(tok, out)]
-        note = self.size_note(json.loads(text), release)
+        note = None if self.vocab_size is None else self.size_note(json.loads(text), release)
         return Exported(written, [note] if note else [])
 
     def size_note(self, tokenizer_json: dict, release: Release) -> str | None:
@@ -361,7 +362,7 @@ class HFTokenizerExporter:
         items and their DP counts."""
         requested = self.vocab_size
         size = len(tokenizer_json["model"]["vocab"])
-        if requested is None or size == requested:
+        if requested is None or size == requested:   # None: no size asked for
             return None
         specials = set(self.special_tokens)
         n_items = sum(1 for w in release.items if w not in specials)
