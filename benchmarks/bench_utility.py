@@ -29,12 +29,15 @@ PUBLISHED = [(f"{name} Δ0={d0}", name, {"max_items_per_user": d0})
 # the recommended configuration is the one recipes/quickstart.cfg ships
 RECOMMENDED = ("RECOMMENDED policy_gaussian_public Δ0=1000", "policy_gaussian_public",
                {"max_items_per_user": 1000})
-# the public-domain mechanisms run adaptive BH by default; the plain rows show what it adds
+# the public-domain mechanisms run adaptive BH by default, and policy_gaussian_public caps the
+# items outside P at 10 a user; the plain and uncapped rows show what each adds
 NEW = [("dp_sips_public plain BH Δ0=1000", "dp_sips_public",
         {"max_items_per_user": 1000, "public_adaptive": False}),
        ("dp_sips_public Δ0=1000", "dp_sips_public", {"max_items_per_user": 1000}),
        ("policy_gaussian_public plain BH Δ0=1000", "policy_gaussian_public",
         {"max_items_per_user": 1000, "public_adaptive": False}),
+       ("policy_gaussian_public no outside cap Δ0=1000", "policy_gaussian_public",
+        {"max_items_per_user": 1000, "max_outside_items": None}),
        RECOMMENDED]
 # Measurement only, not a shipped parameter: the recommended mechanism with the threshold given
 # a share s of δ instead of 1/2 (σ = σ_AGM(ε, (1 − s)δ), ρ at sδ). Run with --splits.

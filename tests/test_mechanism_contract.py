@@ -27,7 +27,7 @@ EXTRA = {"gw_kt": {"public_frequencies": PUBLIC}, "top_k": {"k": 2},
          "policy_gaussian_public": {"public_items": PUBLIC_LIST},
          "dp_sips_public": {"public_items": PUBLIC_LIST}}
 TIGHT_EXTRA = {name: {"alpha": 0.5} for name in ("policy_laplace", "policy_gaussian", "gw", "gw_kt")}
-TIGHT_EXTRA["policy_gaussian_public"] = {"alpha": 0.5, "public_cutoff": 0.0}
+TIGHT_EXTRA["policy_gaussian_public"] = {"alpha": 0.5, "public_cutoff": 0.0, "max_outside_items": 2}
 
 
 def params(name, tight):
@@ -68,10 +68,16 @@ def test_sensitivity_and_caps_on_neighbours(name, tight, db, key, data):
     x = data.draw(st.sampled_from(sorted(db, key=repr)))
     Dp = D.without_users([x])
 
-    # bounding: |S_i| = min(Δ0, |W_i|), S_i ⊆ W_i, identical in D and D' for common users
+    # bounding: |S_i| = min(Δ0, |W_i|) (with ≤ K of W_i's items outside a public list first,
+    # for mechanisms that cap those apart), S_i ⊆ W_i, identical in D and D' for common users
     S, Sp = bounded_sets(mech, D, key), bounded_sets(mech, Dp, key)
+    listed = getattr(mech, "public_item_set", frozenset())
+    k_out = getattr(mech, "max_outside_items", None)
+
+    def kept(w: set) -> int:
+        return len(w) if k_out is None else len(w & listed) + min(k_out, len(w - listed))
     for uid, s in S.items():
-        assert len(s) == len(set(s)) == min(d0, len(set(db[uid])))
+        assert len(s) == len(set(s)) == min(d0, kept(set(db[uid])))
         assert set(s) <= set(db[uid])
         if uid != x:
             assert s == Sp[uid]
@@ -102,7 +108,8 @@ def test_sensitivity_and_caps_on_neighbours(name, tight, db, key, data):
                    for d in moved.values())
     if claim.lone_item_power is not None:  # what the threshold is derived from
         # items of a public list are noised whatever their weight: only the others need it
-        lone = unique_x - getattr(mech, "public_item_set", frozenset())
+        lone = unique_x - listed
+        assert len(lone) <= mech.max_lone_items   # the t the threshold covers
         assert all(h[k] <= len(lone) ** -claim.lone_item_power + 1e-12 for k in lone)
     if claim.lone_items_positive is not None:
         positive = [k for k in unique_x if h[k] > 0]
@@ -193,7 +200,8 @@ def test_threshold_covers_the_claimed_lone_user(name, tight, options):
     claim = mech.claim.sensitivity
     assert claim.lone_item_power is not None or claim.lone_items_positive is not None, (
         f"{name}: the claim must say what a lone user's items weigh")
-    for t in range(1, mech.max_items_per_user + 1):
+    assert 1 <= mech.max_lone_items <= mech.max_items_per_user
+    for t in range(1, mech.max_lone_items + 1):
         if claim.lone_item_power is not None:
             w = np.full(t, float(t) ** -claim.lone_item_power)
         else:
@@ -230,6 +238,7 @@ def test_public_domain_adversarial_neighbours(name, tight, others, x_public, x_p
     unique_x = set(S["X"]) - held_by_others
     assert set(h) - set(hp) == unique_x
     lone = unique_x - mech.public_item_set
+    assert len(lone) <= mech.max_lone_items   # what the threshold covers
     assert all(h[k] <= len(lone) ** -0.5 + 1e-12 for k in lone)
     if name == "policy_gaussian_public":
         for k, v in h.items():

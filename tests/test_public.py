@@ -518,3 +518,76 @@ def test_cache_entry_is_named_by_the_item_hash_too(tmp_path, monkeypatch):
     before = public._cache_path(str(src), ex, 10)
     monkeypatch.setattr(public, "ITEM_HASH", "another hash")
     assert public._cache_path(str(src), ex, 10) != before
+
+
+# ---- the cap on items outside P (public.md §10) --------------------------------------------------
+
+outside_rows = st.lists(st.lists(st.tuples(st.integers(0, 11), st.integers(1, 4)), max_size=10),
+                        min_size=1, max_size=6)
+
+
+@settings(max_examples=80, deadline=None)
+@given(rows=outside_rows, listed=st.lists(st.booleans(), min_size=12, max_size=12),
+       cap=st.integers(1, 4), seeds=st.lists(st.integers(0, 2**64 - 1), min_size=6, max_size=6))
+def test_outside_cap_keeps_listed_items_and_the_most_frequent_others(rows, listed, cap, seeds):
+    """Each row keeps all its listed items and min(n, cap) of its n others, the most frequent
+    (a dropped one is never more frequent than a kept one), in input order; and a row's result
+    does not depend on the other rows."""
+    from dp_vocab.bounding import _kernels as bk
+    rows = [sorted(dict(r).items()) for r in rows]   # distinct items, ascending
+    indptr = np.cumsum([0] + [len(r) for r in rows]).astype(np.int64)
+    items = np.array([i for r in rows for i, _ in r], dtype=np.int32)
+    counts = np.array([c for r in rows for _, c in r], dtype=np.int32)
+    seeds_ = np.array(seeds[:len(rows)], dtype=np.uint64)
+    hashes = item_hashes([f"i{k}" for k in range(12)])
+    outside = ~np.array(listed)
+    tie = np.zeros(1, dtype=np.int64)
+    ptr, kept, kc = bk.cap_outside(indptr, items, counts, seeds_, hashes, tie,
+                                   outside.view(np.uint8), cap)
+    for r, row in enumerate(rows):
+        got = list(zip(kept[ptr[r]:ptr[r + 1]].tolist(), kc[ptr[r]:ptr[r + 1]].tolist()))
+        assert got == [x for x in row if x in got]               # input order, own counts
+        assert [x for x in row if listed[x[0]]] == [x for x in got if listed[x[0]]]
+        others = [x for x in row if not listed[x[0]]]
+        kept_others = [x for x in got if not listed[x[0]]]
+        assert len(kept_others) == min(len(others), cap)
+        dropped = [x for x in others if x not in kept_others]
+        assert all(d[1] <= k[1] for d in dropped for k in kept_others)
+        one = bk.cap_outside(indptr[r:r + 2] - indptr[r], items[indptr[r]:indptr[r + 1]],
+                             counts[indptr[r]:indptr[r + 1]], seeds_[r:r + 1], hashes, tie,
+                             outside.view(np.uint8), cap)
+        assert one[1].tolist() == kept[ptr[r]:ptr[r + 1]].tolist()
+
+
+def test_outside_cap_sets_the_threshold_and_is_recorded():
+    """ρ maximises over t ≤ min(max_outside_items, Δ0): the golden values of policy_gaussian at
+    Δ0 = 10 (and at Δ0 without the cap); the record states the cap."""
+    from dp_vocab.privacy import calibrate
+    kw = dict(epsilon=3.0, delta=1e-5, max_items_per_user=1000, public_items=["a", "b"])
+    m = make_mechanism("policy_gaussian_public", **kw)
+    assert m.max_lone_items == 10 and m.threshold == calibrate.policy_gaussian(3.0, 1e-5, 10)[1]
+    assert m.threshold == pytest.approx(7.352201445364618, rel=1e-12)
+    assert m.cutoff == pytest.approx(m.threshold + 5 * m.noise_scale, rel=1e-15)
+    uncapped = make_mechanism("policy_gaussian_public", **kw, max_outside_items=None)
+    assert uncapped.max_lone_items == 1000
+    assert uncapped.threshold == pytest.approx(8.273, abs=5e-4)
+    assert uncapped.noise_scale == m.noise_scale
+    assert make_mechanism("policy_gaussian_public", **kw, max_outside_items=5000).max_lone_items \
+        == 1000
+    assert m.params()["max_outside_items"] == 10
+    assert "at most 10" in m.privacy()["items_outside_public_list"]
+    for bad in (0, -1, 2.5, "10"):
+        with pytest.raises(ParameterError, match="max_outside_items"):
+            make_mechanism("policy_gaussian_public", **kw, max_outside_items=bad)
+
+
+def test_outside_cap_bounds_the_release_of_a_users_many_unlisted_items():
+    """A user with 30 items outside P and 5 in it keeps the 5 and its 3 most frequent others
+    (the 27 rarer ones never become candidates), whatever the key."""
+    items = [f"x{i}" for i in range(30)] + [f"p{i}" for i in range(5)]
+    counts = {f"x{i}": 1 + (i >= 27) for i in range(30)} | {f"p{i}": 1 for i in range(5)}
+    its = ItemSets.from_user_items([("u", [w for w in items for _ in range(counts[w])])])
+    m = make_mechanism("policy_gaussian_public", epsilon=3.0, delta=1e-5, max_items_per_user=100,
+                       public_items=[f"p{i}" for i in range(5)], max_outside_items=3)
+    for key in (b"a" * 32, b"b" * 32):
+        assert set(m.histogram(its, key)) == {"x27", "x28", "x29"} | {f"p{i}" for i in range(5)}

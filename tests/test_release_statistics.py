@@ -198,3 +198,20 @@ def test_zero_weight_public_items_adaptive_rate_is_at_most_q(name):
         fdp += v / max(len(items), 1)
     assert fdp / n <= 0.05 + math.sqrt(math.log(1 / ALPHA) / (2 * n)), fdp / n
     assert hits > 0   # q/π̂ ≈ q/1.1 here: P(no hit in n runs) is astronomically small
+
+
+def test_lone_user_beyond_the_outside_cap():
+    """policy_gaussian_public with max_outside_items = 3: a lone user's 12 items outside P are
+    capped to 3, each of weight 1/√3, against ρ calibrated for t ≤ 3 (public.md §10): the
+    release frequency is the closed form for 3 items and at most δ/2 (without the cap it would
+    be that of 12 items at 1/√12)."""
+    m = make_mechanism("policy_gaussian_public", epsilon=EPS, delta=DELTA, max_items_per_user=12,
+                       public_items=["p0", "p1", "p2"], max_outside_items=3)
+    lone = ItemSets.from_user_items([("x", [f"w{i}" for i in range(12)])])
+    p = 1 - (1 - float(ndtr((1 / math.sqrt(3) - m.threshold) / m.noise_scale))) ** 3
+    uncapped = 1 - (1 - float(ndtr((1 / math.sqrt(12) - m.threshold) / m.noise_scale))) ** 12
+    assert p <= DELTA / 2 * (1 + 1e-9) and abs(p - uncapped) > 0.1 * p
+    rng = RandomSource()
+    hits = sum(bool(set(m.release(lone, random=rng).items) - m.public_item_set)
+               for _ in range(N))
+    assert binomtest(hits, N, p).pvalue > ALPHA, (hits / N, p)

@@ -6,8 +6,9 @@ mechanisms' proofs rely on (mechanisms/README.md):
 
 - a user's place in the processing order is PRF(key, user id): it depends on the key and the
   user's id only, never on who else is present;
-- a user's kept items (≤ Δ0) depend on its own items and counts, the key and public item hashes
-  (and a public rank table), never on other users;
+- a user's kept items (≤ Δ0, and ≤ ``max_outside`` outside a public list) depend on its own
+  items and counts, the key and public item hashes (and a public rank table or list), never on
+  other users;
 - a user's weights depend on its kept items only.
 """
 
@@ -56,16 +57,29 @@ class Weighting(enum.Enum):
         return float(self.value)
 
 
+class Listed(Protocol):
+    """A public list of items (``mechanisms.public.PublicDomain``)."""
+
+    def ranks(self, hashes: np.ndarray, names_of: Callable[[np.ndarray], list[str]]
+              ) -> np.ndarray:
+        """Each item's rank in the list (int64), −1 for items outside it."""
+        ...
+
+
 @dataclass(frozen=True)
 class Bounding:
     """How users are capped: ``max_items`` (Δ0), the priority, and whether kept rows must stay
     in priority order (GW fills them in that order). ``public_rank``: item → rank for
-    ``Priority.PUBLIC_RANK`` (public data only)."""
+    ``Priority.PUBLIC_RANK`` (public data only). ``max_outside``: first, each user keeps at
+    most this many of its items outside the public list ``listed`` (its most frequent, ties
+    by its keyed seed), and all of its listed ones."""
 
     max_items: int
     priority: Priority = Priority.RANDOM
     ordered: bool = False
     public_rank: Mapping[str, int] | None = field(default=None, compare=False, repr=False)
+    max_outside: int | None = None
+    listed: Listed | None = field(default=None, compare=False, repr=False)
 
     def ranks(self, strings: Sequence[str]) -> np.ndarray:
         if self.public_rank is None:
@@ -110,6 +124,12 @@ def bound(indptr: np.ndarray, items: np.ndarray, counts: np.ndarray,
     ``ties`` from ``string_ties``, ``keys`` the users' (order words, seeds) from ``user_keys``."""
     words, seeds = keys
     order = keyed_order(words)
+    if bounding.max_outside is not None and bounding.listed is not None:
+        outside = bounding.listed.ranks(hashes, lambda ids: [strings[i] for i in ids.tolist()]) < 0
+        indptr, items, counts = _kernels.cap_outside(
+            indptr, items, counts, seeds, hashes, ties, outside.view(np.uint8),
+            bounding.max_outside)
+        # items, counts: ≤ max_outside per row outside the list, rows in input order
     out_ptr, kept, kept_counts = _kernels.bound_rows(
         indptr, items, counts, seeds, hashes, ties, bounding.ranks(strings), bounding.max_items,
         int(bounding.priority), bounding.ordered)
@@ -229,7 +249,7 @@ class UserData(Protocol):
         ...
 
 
-__all__ = ["Bounded", "BoundedRows", "Bounding", "Input", "ItemWeights", "MAX_ITEMS_PER_USER",
+__all__ = ["Bounded", "BoundedRows", "Bounding", "Input", "ItemWeights", "Listed", "MAX_ITEMS_PER_USER",
            "MISSING_RANK", "NgramLevels",
            "Priority", "UserData", "Weighting", "bound", "canonical_order", "check_key",
            "string_ties", "derive_key", "fingerprints", "keyed_order", "user_keys", "user_order",

@@ -379,6 +379,61 @@ def _bound_rows(indptr, items, counts, seeds, item_hashes, item_tie, item_rank, 
     return out_ptr, out_items, out_counts
 
 
+def _cap_outside(indptr, items, counts, seeds, item_hashes, item_tie, item_outside,
+                 max_outside):
+    """Cap every user to ≤ max_outside items with ``item_outside[item] = 1`` (items outside a
+    public list), keeping all its other items; returns (indptr, items, counts), rows in their
+    input order. Which outside items stay: the user's most frequent (−own count), then the
+    per-user random key splitmix64(seed_user ^ mix(hash(item))), then ``item_tie`` (as
+    ``_bound_rows`` mode 1): a function of the run key, the user id and the user's own items
+    and counts, never of other users."""
+    n_rows = indptr.size - 1
+    out_ptr = np.zeros(n_rows + 1, dtype=np.int64)
+    for r in prange(n_rows):
+        n_out = 0
+        for j in range(indptr[r], indptr[r + 1]):
+            n_out += item_outside[items[j]]
+        out_ptr[r + 1] = indptr[r + 1] - indptr[r] - max(n_out - max_outside, 0)
+    for r in range(n_rows):
+        out_ptr[r + 1] += out_ptr[r]
+    out_items = np.empty(out_ptr[n_rows], dtype=items.dtype)
+    out_counts = np.empty(out_ptr[n_rows], dtype=counts.dtype)
+    hmix = _mixed_hashes(item_hashes)
+    for r in prange(n_rows):
+        s = indptr[r]
+        n = indptr[r + 1] - s
+        o = out_ptr[r]
+        if out_ptr[r + 1] - o == n:
+            _copy_row(items, counts, s, n, out_items, out_counts, o)
+            continue
+        n_out = n - (out_ptr[r + 1] - o) + max_outside
+        pos = np.empty(n_out, dtype=np.int64)
+        prim = np.empty(n_out, dtype=np.uint64)
+        rand = np.empty(n_out, dtype=np.uint64)
+        tie = np.zeros(n_out, dtype=np.int64)
+        m = 0
+        for j in range(n):
+            it = items[s + j]
+            if item_outside[it]:
+                pos[m] = j
+                prim[m] = np.uint64(0xFFFFFFFF) - np.uint64(min(counts[s + j], 0xFFFFFFFF))
+                rand[m] = _splitmix64(seeds[r] ^ hmix[it])
+                if item_tie.size > 1:
+                    tie[m] = item_tie[it]
+                m += 1
+        keep = np.ones(n, dtype=np.bool_)
+        for j in range(n_out):
+            keep[pos[j]] = False
+        for j in _select_smallest(prim, rand, tie, max_outside, False):
+            keep[pos[j]] = True
+        for j in range(n):
+            if keep[j]:
+                out_items[o] = items[s + j]
+                out_counts[o] = counts[s + j]
+                o += 1
+    return out_ptr, out_items, out_counts
+
+
 def _specialised(f, suffix: str, **bindings):
     """A copy of ``f`` named ``f.__name__ + suffix`` whose globals ``bindings`` (compiled
     functions) replace: numba compiles each copy with only the callees bound to it. The
@@ -399,6 +454,9 @@ _KERNELS = {(uniform, parallel): njit(cache=True, parallel=parallel)(_specialise
                 bound_row=_uniform_row if uniform else _priority_row))
             for uniform in (True, False) for parallel in (True, False)}
 _PARALLEL_FROM = 1 << 16   # (user, item) pairs
+_CAP_OUTSIDE = {parallel: njit(cache=True, parallel=parallel)(_specialised(
+                    _cap_outside, "_threads" if parallel else ""))
+                for parallel in (True, False)}
 
 
 def bound_rows(indptr, items, counts, seeds, item_hashes, item_tie, item_rank, max_items, mode,
@@ -407,3 +465,9 @@ def bound_rows(indptr, items, counts, seeds, item_hashes, item_tie, item_rank, m
     run = _KERNELS[mode == 0 and not ordered, items.size >= _PARALLEL_FROM]
     return run(indptr, items, counts, seeds, item_hashes, item_tie, item_rank, max_items, mode,
                ordered)
+
+
+def cap_outside(indptr, items, counts, seeds, item_hashes, item_tie, item_outside, max_outside):
+    """See ``_cap_outside``; runs on every core for large inputs."""
+    return _CAP_OUTSIDE[items.size >= _PARALLEL_FROM](
+        indptr, items, counts, seeds, item_hashes, item_tie, item_outside, max_outside)

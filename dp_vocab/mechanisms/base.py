@@ -78,9 +78,15 @@ class Mechanism:
     def _calibrate(self) -> None:
         if self.calibration is None:
             raise NotImplementedError
-        scale, rho = self.calibration(self.epsilon, self.delta, self.max_items_per_user)
+        scale, rho = self.calibration(self.epsilon, self.delta, self.max_lone_items)
         self._set("noise_scale", scale)
         self._set("threshold", rho)
+
+    @property
+    def max_lone_items(self) -> int:
+        """The most items a user alone can hold among those the threshold ρ guards: the t of
+        ρ's max over 1 ≤ t ≤ this (Δ0, unless a mechanism caps some items more tightly)."""
+        return self.max_items_per_user
 
     def for_extractor(self, extractor) -> "Mechanism":
         """This mechanism for items produced by ``extractor`` (a recipe's [items]): mechanisms

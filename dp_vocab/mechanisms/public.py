@@ -26,17 +26,19 @@ import json
 import math
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy.special import log_ndtr, ndtri
 
-from ..bounding import ItemWeights, UserData, canonical_order, check_key
+from ..bounding import (MAX_ITEMS_PER_USER, Bounding, ItemWeights, UserData, canonical_order,
+                        check_key)
 from ..errors import CorpusError, ParameterError
 from ..itemsets import ITEM_HASH, item_hashes
 from ..privacy.noise import RandomSource, bernoulli, gaussian_release_probability
+from ..privacy.params import check_positive_int
 from ..release import Release
 from . import _kernels
 from .base import Mechanism
@@ -105,6 +107,12 @@ class PublicDomain:
         if path is not None:
             _write_cache(path, out)
         return out
+
+    def __getstate__(self) -> dict:
+        """The list and its hashes only: the lookup tables are rebuilt where they are used
+        (a Dask worker), not sent."""
+        keep = ("items", "source", "normalised", "hashes", "sha256")
+        return {k: v for k, v in self.__dict__.items() if k in keep}
 
     @functools.cached_property
     def index(self) -> dict[str, int]:
@@ -572,14 +580,43 @@ class PolicyGaussianPublic(_PublicCutoff, PolicyGaussian):
     name = "policy_gaussian_public"
     summary = "Policy Gaussian + public domain (weighted BH at FDR q on a public list)"
 
+    # a user's items outside P, capped apart (public.md §10): ρ then maximises over t ≤ 10
+    # only, where at ε = 3 it still equals its t = 1 value (δ = 1e-5; δ = 1e-7: +0.1%)
+    max_outside_items: int | None = 10
     public_gamma: float = field(init=False)
+
+    def _validate(self) -> None:
+        super()._validate()
+        if self.max_outside_items is not None:
+            self._set("max_outside_items", check_positive_int(
+                self.max_outside_items, "max_outside_items", maximum=MAX_ITEMS_PER_USER))
+
+    @property
+    def max_lone_items(self) -> int:
+        cap = self.max_outside_items
+        return self.max_items_per_user if cap is None else min(cap, self.max_items_per_user)
+
+    @property
+    def bounding(self) -> Bounding:
+        """Δ0 as Policy Gaussian, after keeping ≤ ``max_outside_items`` items outside P."""
+        if self.max_outside_items is None:
+            return super().bounding
+        return replace(super().bounding, max_outside=self.max_outside_items, listed=self.domain)
+
+    def params(self):
+        return {**super().params(), "max_outside_items": self.max_outside_items}
 
     def _calibrate(self):
         super()._calibrate()
         self._set("public_gamma", (self.public_cutoff + self.alpha) * self.noise_scale)
 
     def privacy(self):
-        return {**super().privacy(), "public_items_cutoff": self.public_gamma}
+        out = {**super().privacy(), "public_items_cutoff": self.public_gamma}
+        if self.max_outside_items is not None:
+            out["items_outside_public_list"] = (
+                f"each user keeps at most {self.max_outside_items} (its most frequent), so the "
+                f"threshold covers t <= {self.max_lone_items} lone items")
+        return out
 
     def sensitivity(self) -> Sensitivity:
         return Sensitivity(Norm.L2, 1.0, lone_item_power=0.5,
@@ -669,7 +706,7 @@ class DPSIPSPublic(_PublicDomainParams, DPSIPS):
 
 @dataclass(frozen=True, kw_only=True, repr=False)
 class DPNEPublic(_PublicCutoff, DPNE):
-    """DPNE whose level 1 has a public domain (public.md §10, ngrams.md). Privacy claim:
+    """DPNE whose level 1 has a public domain (ngrams.md §1b, public.md). Privacy claim:
 
     - level 1 is ``policy_gaussian_public``'s release with σ_1 and ρ_1: with the L2-descent
       policy, per-item cutoffs (public_cutoff + α)·σ_1 on P and ρ_1 + α·σ_1 elsewhere; every item
