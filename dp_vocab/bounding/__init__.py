@@ -100,6 +100,8 @@ class Bounded:
     indptr: np.ndarray   # int64
     items: np.ndarray    # int32 item ids, priority order within a row when ``ordered``
     counts: np.ndarray   # int32, the user's own frequency of each kept item
+    # every item id's rank in ``Bounding.listed`` (−1 outside), when the caps looked it up
+    listed_ranks: np.ndarray | None = None
 
 
 def string_ties(strings: Sequence[str], hashes: np.ndarray) -> np.ndarray:
@@ -124,16 +126,20 @@ def bound(indptr: np.ndarray, items: np.ndarray, counts: np.ndarray,
     ``ties`` from ``string_ties``, ``keys`` the users' (order words, seeds) from ``user_keys``."""
     words, seeds = keys
     order = keyed_order(words)
-    if bounding.max_outside is not None and bounding.listed is not None:
-        outside = bounding.listed.ranks(hashes, lambda ids: [strings[i] for i in ids.tolist()]) < 0
+    listed_ranks = None
+    if bounding.max_outside is not None:
+        if bounding.listed is None:
+            raise ValueError("Bounding.max_outside needs the list (Bounding.listed)")
+        listed_ranks = bounding.listed.ranks(
+            hashes, lambda ids: [strings[i] for i in ids.tolist()])
         indptr, items, counts = _kernels.cap_outside(
-            indptr, items, counts, seeds, hashes, ties, outside.view(np.uint8),
+            indptr, items, counts, seeds, hashes, ties, (listed_ranks < 0).view(np.uint8),
             bounding.max_outside)
         # items, counts: ≤ max_outside per row outside the list, rows in input order
     out_ptr, kept, kept_counts = _kernels.bound_rows(
         indptr, items, counts, seeds, hashes, ties, bounding.ranks(strings), bounding.max_items,
         int(bounding.priority), bounding.ordered)
-    return Bounded(order, out_ptr, kept, kept_counts)
+    return Bounded(order, out_ptr, kept, kept_counts, listed_ranks)
     # bounded: int32 ids and own counts, CSR by user, ≤ Δ0 per row
 
 

@@ -628,7 +628,9 @@ class PolicyGaussianPublic(_PublicCutoff, PolicyGaussian):
     def _histogram_and_ranks(self, data: UserData, key: bytes) -> tuple[ItemWeights, np.ndarray]:
         """The candidates in canonical order, and their public ranks (−1 outside P)."""
         rows = data.bounded_rows(key, self.bounding)
-        ranks = self.domain.ranks(rows.hashes, rows.names_of)
+        ranks = rows.bounded.listed_ranks   # looked up by the outside cap, if it ran here
+        if ranks is None:
+            ranks = self.domain.ranks(rows.hashes, rows.names_of)
         gammas = np.where(ranks >= 0, self.public_gamma, self.cutoff)
         b = rows.bounded
         weights = _kernels.l2_descent_cutoffs(b.order, b.indptr, b.items, rows.n_items, gammas)
