@@ -567,7 +567,10 @@ def test_outside_cap_sets_the_threshold_and_is_recorded():
     m = make_mechanism("policy_gaussian_public", **kw)
     assert m.max_lone_items == 10 and m.threshold == calibrate.policy_gaussian(3.0, 1e-5, 10)[1]
     assert m.threshold == pytest.approx(7.352201445364618, rel=1e-12)
-    assert m.cutoff == pytest.approx(m.threshold + 5 * m.noise_scale, rel=1e-15)
+    # defaults (public.md §10): cutoff ρ + 2σ outside P, (6 + 2)σ on P, λ = 0.95
+    assert m.cutoff == pytest.approx(m.threshold + 2 * m.noise_scale, rel=1e-15)
+    assert m.public_gamma == pytest.approx(8 * m.noise_scale, rel=1e-15)
+    assert m.public_lambda == 0.95
     uncapped = make_mechanism("policy_gaussian_public", **kw, max_outside_items=None)
     assert uncapped.max_lone_items == 1000
     assert uncapped.threshold == pytest.approx(8.273, abs=5e-4)
