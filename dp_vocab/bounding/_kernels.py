@@ -379,8 +379,54 @@ def _bound_rows(indptr, items, counts, seeds, item_hashes, item_tie, item_rank, 
     return out_ptr, out_items, out_counts
 
 
+@njit(cache=True)
+def _before(prim, rand, tie, i, j):
+    """(prim, rand, tie)[i] < (prim, rand, tie)[j]."""
+    if prim[i] != prim[j]:
+        return prim[i] < prim[j]
+    if rand[i] != rand[j]:
+        return rand[i] < rand[j]
+    return tie[i] < tie[j]
+
+
+@njit(cache=True)
+def _k_first(prim, rand, tie, k):
+    """Indices of the k smallest (prim, rand, tie) triples (distinct triples: one answer),
+    unordered: a max-heap of the k best so far, O(n log k). Lighter to compile than
+    ``_select_smallest``, which the first run of a uniform cap never needs."""
+    heap = np.arange(k)
+    for root in range(k // 2 - 1, -1, -1):   # heapify the first k, largest on top
+        r = root
+        while True:
+            c = 2 * r + 1
+            if c >= k:
+                break
+            if c + 1 < k and _before(prim, rand, tie, heap[c], heap[c + 1]):
+                c += 1
+            if not _before(prim, rand, tie, heap[r], heap[c]):
+                break
+            heap[r], heap[c] = heap[c], heap[r]
+            r = c
+    for j in range(k, prim.size):
+        if not _before(prim, rand, tie, j, heap[0]):
+            continue
+        heap[0] = j
+        r = 0
+        while True:
+            c = 2 * r + 1
+            if c >= k:
+                break
+            if c + 1 < k and _before(prim, rand, tie, heap[c], heap[c + 1]):
+                c += 1
+            if not _before(prim, rand, tie, heap[r], heap[c]):
+                break
+            heap[r], heap[c] = heap[c], heap[r]
+            r = c
+    return heap
+
+
 def _cap_outside(indptr, items, counts, seeds, item_hashes, item_tie, item_outside,
-                 max_outside):
+                 max_outside):  # compiled below as ``cap_outside``
     """Cap every user to ≤ max_outside items with ``item_outside[item] = 1`` (items outside a
     public list), keeping all its other items; returns (indptr, items, counts), rows in their
     input order. Which outside items stay: the user's most frequent (−own count), then the
@@ -389,7 +435,7 @@ def _cap_outside(indptr, items, counts, seeds, item_hashes, item_tie, item_outsi
     and counts, never of other users."""
     n_rows = indptr.size - 1
     out_ptr = np.zeros(n_rows + 1, dtype=np.int64)
-    for r in prange(n_rows):
+    for r in range(n_rows):
         n_out = 0
         for j in range(indptr[r], indptr[r + 1]):
             n_out += item_outside[items[j]]
@@ -399,7 +445,7 @@ def _cap_outside(indptr, items, counts, seeds, item_hashes, item_tie, item_outsi
     out_items = np.empty(out_ptr[n_rows], dtype=items.dtype)
     out_counts = np.empty(out_ptr[n_rows], dtype=counts.dtype)
     hmix = _mixed_hashes(item_hashes)
-    for r in prange(n_rows):
+    for r in range(n_rows):
         s = indptr[r]
         n = indptr[r + 1] - s
         o = out_ptr[r]
@@ -424,7 +470,7 @@ def _cap_outside(indptr, items, counts, seeds, item_hashes, item_tie, item_outsi
         keep = np.ones(n, dtype=np.bool_)
         for j in range(n_out):
             keep[pos[j]] = False
-        for j in _select_smallest(prim, rand, tie, max_outside, False):
+        for j in _k_first(prim, rand, tie, max_outside):
             keep[pos[j]] = True
         for j in range(n):
             if keep[j]:
@@ -454,9 +500,6 @@ _KERNELS = {(uniform, parallel): njit(cache=True, parallel=parallel)(_specialise
                 bound_row=_uniform_row if uniform else _priority_row))
             for uniform in (True, False) for parallel in (True, False)}
 _PARALLEL_FROM = 1 << 16   # (user, item) pairs
-_CAP_OUTSIDE = {parallel: njit(cache=True, parallel=parallel)(_specialised(
-                    _cap_outside, "_threads" if parallel else ""))
-                for parallel in (True, False)}
 
 
 def bound_rows(indptr, items, counts, seeds, item_hashes, item_tie, item_rank, max_items, mode,
@@ -467,7 +510,6 @@ def bound_rows(indptr, items, counts, seeds, item_hashes, item_tie, item_rank, m
                ordered)
 
 
-def cap_outside(indptr, items, counts, seeds, item_hashes, item_tie, item_outside, max_outside):
-    """See ``_cap_outside``; runs on every core for large inputs."""
-    return _CAP_OUTSIDE[items.size >= _PARALLEL_FROM](
-        indptr, items, counts, seeds, item_hashes, item_tie, item_outside, max_outside)
+# one thread: 0.04–0.07 s on pypi's 8M pairs, where a threaded build would cost seconds of
+# compilation on a first run
+cap_outside = njit(cache=True)(_cap_outside)
