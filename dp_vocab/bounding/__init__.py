@@ -255,7 +255,8 @@ class UserData(Protocol):
         ...
 
 
-__all__ = ["Bounded", "BoundedRows", "Bounding", "Input", "ItemWeights", "Listed", "MAX_ITEMS_PER_USER",
+__all__ = ["Bounded", "BoundedRows", "Bounding", "Input", "ItemWeights", "Listed",
+           "MAX_ITEMS_PER_USER",
            "MISSING_RANK", "NgramLevels",
            "Priority", "UserData", "Weighting", "bound", "canonical_order", "check_key",
            "string_ties", "derive_key", "fingerprints", "keyed_order", "user_keys", "user_order",

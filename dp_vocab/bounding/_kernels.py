@@ -390,38 +390,32 @@ def _before(prim, rand, tie, i, j):
 
 
 @njit(cache=True)
+def _sift_down(prim, rand, tie, heap, r, k):
+    """Restores the max-heap order of ``heap[:k]`` (largest triple on top) below node r."""
+    while True:
+        c = 2 * r + 1
+        if c >= k:
+            return
+        if c + 1 < k and _before(prim, rand, tie, heap[c], heap[c + 1]):
+            c += 1
+        if not _before(prim, rand, tie, heap[r], heap[c]):
+            return
+        heap[r], heap[c] = heap[c], heap[r]
+        r = c
+
+
+@njit(cache=True)
 def _k_first(prim, rand, tie, k):
     """Indices of the k smallest (prim, rand, tie) triples (distinct triples: one answer),
     unordered: a max-heap of the k best so far, O(n log k). Lighter to compile than
     ``_select_smallest``, which the first run of a uniform cap never needs."""
     heap = np.arange(k)
-    for root in range(k // 2 - 1, -1, -1):   # heapify the first k, largest on top
-        r = root
-        while True:
-            c = 2 * r + 1
-            if c >= k:
-                break
-            if c + 1 < k and _before(prim, rand, tie, heap[c], heap[c + 1]):
-                c += 1
-            if not _before(prim, rand, tie, heap[r], heap[c]):
-                break
-            heap[r], heap[c] = heap[c], heap[r]
-            r = c
+    for root in range(k // 2 - 1, -1, -1):   # heapify the first k
+        _sift_down(prim, rand, tie, heap, root, k)
     for j in range(k, prim.size):
-        if not _before(prim, rand, tie, j, heap[0]):
-            continue
-        heap[0] = j
-        r = 0
-        while True:
-            c = 2 * r + 1
-            if c >= k:
-                break
-            if c + 1 < k and _before(prim, rand, tie, heap[c], heap[c + 1]):
-                c += 1
-            if not _before(prim, rand, tie, heap[r], heap[c]):
-                break
-            heap[r], heap[c] = heap[c], heap[r]
-            r = c
+        if _before(prim, rand, tie, j, heap[0]):   # better than the worst kept: replace it
+            heap[0] = j
+            _sift_down(prim, rand, tie, heap, 0, k)
     return heap
 
 
@@ -452,7 +446,7 @@ def _cap_outside(indptr, items, counts, seeds, item_hashes, item_tie, item_outsi
         if out_ptr[r + 1] - o == n:
             _copy_row(items, counts, s, n, out_items, out_counts, o)
             continue
-        n_out = n - (out_ptr[r + 1] - o) + max_outside
+        n_out = n - (out_ptr[r + 1] - o) + max_outside   # the row dropped n_out − max_outside
         pos = np.empty(n_out, dtype=np.int64)
         prim = np.empty(n_out, dtype=np.uint64)
         rand = np.empty(n_out, dtype=np.uint64)
