@@ -294,10 +294,35 @@ def test_one_file_read_in_shares_keeps_users_of_every_id_kind(tmp_path, cluster,
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MixedUserIdWarning)
         local = LocalBackend().load(JsonlReader(path), extractor)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
         remote = cluster.load(JsonlReader(path), extractor)
+    # once for the whole load, as locally, not once per share (nor in the workers' logs)
+    assert sum(issubclass(w.category, MixedUserIdWarning) for w in seen) == (ids == "mixed")
     parts = cluster.client.gather(remote.parts)
     def kinds(user_ids):   # 7 and "7" are two users
         return sorted((type(u).__name__, str(u)) for u in user_ids)
     assert kinds(u for its in parts for u in its.user_ids) == kinds(local.user_ids)
     m = make_mechanism("count_gaussian", epsilon=2.0, delta=1e-5, max_items_per_user=30)
     assert m.histogram(local, KEY) == m.histogram(remote, KEY)
+
+
+def test_id_kinds_mixed_across_files_warn_once_on_dask(tmp_path, cluster):
+    """Each file holds one kind of user id: no worker sees both, the client warns once."""
+    import json
+    import warnings
+
+    from dp_vocab.corpora.readers import MixedUserIdWarning
+    for name, users in (("a.jsonl", [1, 2, 3]), ("b.jsonl", ["x", "y", "1"])):
+        (tmp_path / name).write_text("".join(json.dumps({"user": u, "text": f"word {u}"}) + "\n"
+                                             for u in users), encoding="utf-8")
+    extractor = ItemExtractor(RegexTokenizer())
+    for backend in (LocalBackend(), cluster):
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            loaded = backend.load(JsonlReader(str(tmp_path / "*.jsonl")), extractor)
+        assert [w.category for w in seen] == [MixedUserIdWarning]
+        assert "1" not in str(seen[0].message)   # names no id
+    parts = cluster.client.gather(loaded.parts)
+    assert sorted(map(repr, (u for its in parts for u in its.user_ids))) == \
+        sorted(["1", "2", "3", "'x'", "'y'", "'1'"])

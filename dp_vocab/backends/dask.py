@@ -10,10 +10,13 @@ fractional sums up to summation order).
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ..bounding import (Bounded, BoundedRows, Bounding, ItemWeights, fingerprints, keyed_order,
                         user_keys)
+from ..corpora.readers import MIXED_ID_MESSAGE, MixedUserIdWarning
 from ..errors import ParameterError
 from ..itemsets import ItemSets, Vocabulary, needs_item_sets, needs_sequences
 from ..sequences import Gram, TokenCorpus
@@ -26,12 +29,32 @@ _ID_KEY = b"dp-vocab dask: second item hash."
 
 class _Whole:
     """A value sent between processes as one pickle: ``distributed`` serializes lists, tuples
-    and dicts element by element, which costs seconds for a list of a million strings."""
+    and dicts element by element, which costs seconds for a list of a million strings.
+    ``id_kinds``: the kinds of user id (int, str) a loaded file or share held."""
 
-    __slots__ = ("value",)
+    __slots__ = ("value", "id_kinds")
 
-    def __init__(self, value):
+    def __init__(self, value, id_kinds: frozenset = frozenset()):
         self.value = value
+        self.id_kinds = id_kinds
+
+
+def _extracted(extract, reader, extractor):
+    """``extract(reader, extractor)`` without the reader's MixedUserIdWarning, which would
+    land in a worker's log once per file or share: the client warns once (``_warn_mixed``)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MixedUserIdWarning)
+        return extract(reader, extractor)
+
+
+def _id_kinds(loaded: _Whole) -> frozenset:
+    return loaded.id_kinds
+
+
+def _warn_mixed(kinds: set) -> None:
+    """Once per load, as a local run warns once, also when each file holds one kind."""
+    if len(kinds) > 1:
+        warnings.warn(MIXED_ID_MESSAGE, MixedUserIdWarning, stacklevel=3)
 
 
 def _unwrapped(results) -> list:
@@ -110,7 +133,7 @@ def _compact_vocab(vocab: Vocabulary, ids: np.ndarray) -> tuple[list, np.ndarray
 
 def _load_itemsets(reader, extractor, n_parts: int, alone: bool) -> _Whole:
     from ..extraction import extract_itemsets
-    its = extract_itemsets(reader, extractor)
+    its = _extracted(extract_itemsets, reader, extractor)
     part = _user_parts(its.user_ids, n_parts, alone)
     pieces = []
     for p in range(n_parts):
@@ -119,7 +142,7 @@ def _load_itemsets(reader, extractor, n_parts: int, alone: bool) -> _Whole:
         strings, hashes, items = _compact_vocab(its.vocab, its.items[take])
         pieces.append((_id_column([its.user_ids[r] for r in rows.tolist()]), strings, hashes,
                        ptr, items, its.counts[take]))
-    return _Whole(pieces)
+    return _Whole(pieces, frozenset(getattr(reader, "_id_kinds", ())))
 
 
 def _id_column(ids: list):
@@ -137,7 +160,7 @@ def _id_column(ids: list):
 
 def _load_sequences(reader, extractor, n_parts: int, alone: bool) -> _Whole:
     from ..extraction import extract_sequences
-    corpus = extract_sequences(reader, extractor)
+    corpus = _extracted(extract_sequences, reader, extractor)
     part_of_seq = _user_parts(corpus.user_ids, n_parts, alone)[corpus.seq_user]
     pieces = []
     for p in range(n_parts):
@@ -147,7 +170,7 @@ def _load_sequences(reader, extractor, n_parts: int, alone: bool) -> _Whole:
         strings, tokens = _compact(corpus.vocab.strings, corpus.tokens[take])
         pieces.append(([corpus.user_ids[u] for u in users.tolist()], strings, tokens, ptr,
                        seq_user.reshape(-1)))
-    return _Whole(pieces)
+    return _Whole(pieces, frozenset(getattr(reader, "_id_kinds", ())))
 
 
 def _piece(pieces: _Whole, p: int) -> _Whole:
@@ -507,6 +530,8 @@ class DaskBackend:
         for f in per_file + parts:   # the first file's (share's) error first, as locally
             if f.status == "error":
                 f.result()   # the reader's or extractor's own error, raised here
+        _warn_mixed(set().union(*client.gather([client.submit(_id_kinds, f, pure=False)
+                                                for f in per_file])))
         return DaskSequences(client, parts, extractor.joiner) if sequences else \
             DaskUserItems(client, parts)
 
