@@ -94,3 +94,20 @@ def test_writers_refuse_hand_made_items_they_cannot_write(tmp_path, bad):
         with pytest.raises(ItemNotWritableError, match=r"released item [12]: contains"):
             exporter.export(rel, target, None)
         assert list(target.iterdir()) == []  # checked before anything is written
+
+
+@pytest.mark.parametrize("noisy_counts", [False, True])
+def test_vocab_jsonl_lines_are_json_dumps_of_each_record(tmp_path, noisy_counts):
+    """vocab.jsonl is written in one pass; each line is what json.dumps gives the record."""
+    odd = ['say "hi"', "back\\slash", "tab\there", "\x00nul", "ctl\x1f", "caf\u00e9", "\U0001F600",
+           "\u00a0nbsp", "</script>", "1.5"]
+    d = ItemSets.from_user_items([(u, odd) for u in range(300)])
+    rel = make_mechanism("count_laplace", epsilon=3, delta=1e-5, max_items_per_user=len(odd),
+                         noisy_counts=noisy_counts).release(d, random=RandomSource(1))
+    assert set(rel.items) == set(odd)
+    PlainExporter().export(rel, tmp_path, None)
+    expected = "".join(json.dumps({"item": x, **({"noisy_count": rel.counts[x]} if noisy_counts
+                                               else {})}, ensure_ascii=False) + "\n"
+                       for x in rel.items)
+    assert (tmp_path / "vocab.jsonl").read_bytes() == expected.encode("utf-8")
+    assert (tmp_path / "vocab.txt").read_bytes() == "".join(x + "\n" for x in rel.items).encode()

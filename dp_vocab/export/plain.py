@@ -8,7 +8,7 @@ from pathlib import Path
 from ..errors import ParameterError
 from ..release import Release
 from .exported import Exported
-from .lines import check_items_writable, write_lines
+from .lines import write_lines
 
 
 class PlainExporter:
@@ -25,15 +25,17 @@ class PlainExporter:
 
     def export(self, release: Release, outdir: Path, context: dict | None = None) -> Exported:
         outdir = Path(outdir)
-        check_items_writable(release.items)
-        write_lines(outdir / "vocab.txt", release.items)
+        write_lines(outdir / "vocab.txt", release.items)   # checks the items first
         written = ["vocab.txt"]
         if self.jsonl:
+            # the lines json.dumps({"item": …[, "noisy_count": …]}, ensure_ascii=False) writes,
+            # with one encoder for all (a dumps call per item cost 0.15 s for 32k items)
+            enc = json.JSONEncoder(ensure_ascii=False).encode
+            counts = release.counts
+            lines = ([f'{{"item": {enc(x)}}}\n' for x in release.items] if counts is None else
+                     [f'{{"item": {enc(x)}, "noisy_count": {enc(counts[x])}}}\n'
+                      for x in release.items])
             with open(outdir / "vocab.jsonl", "w", encoding="utf-8", newline="\n") as f:
-                for item in release.items:
-                    rec: dict[str, object] = {"item": item}
-                    if release.counts is not None:
-                        rec["noisy_count"] = release.counts[item]
-                    f.write(json.dumps(rec, ensure_ascii=False) + "\n")
+                f.write("".join(lines))
             written.append("vocab.jsonl")
         return Exported(written)
