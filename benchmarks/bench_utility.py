@@ -2,14 +2,16 @@
 public-domain ones, at ε = 3 and δ ∈ {1e-5, 1e-7}.
 
     python benchmarks/bench_utility.py [--corpora reddit,pypi] [--deltas 1e-5,1e-7]
-                                       [--only NAME,...] [--repeats 1]
+                                       [--only NAME,...] [--repeats 1] [--users N]
 
 True items are released items that occur in the corpus, false positives those that do not: this
 compares the release with the corpus's item set, a NON-PRIVATE statistic, for benchmarking on our
 public dev corpora only. Each corpus is extracted once (regex tokens, lowercase, NFKC: the
 recipe defaults) and every configuration runs on the same item sets with fresh OS randomness.
 The last line per (corpus, δ) is the ratio of the recommended configuration to the best
-published one (Policy Gaussian or DP-SIPS at their best cap).
+published one (Policy Gaussian or DP-SIPS at their best cap). ``--users N`` runs everything on
+N users drawn at random (seed ``--users-seed``) instead of the whole corpus: a smaller corpus
+of the same kind, e.g. the size of one we have never seen.
 """
 
 from __future__ import annotations
@@ -98,6 +100,9 @@ def main() -> None:
     ap.add_argument("--deltas", default="1e-5,1e-7")
     ap.add_argument("--only", default="", help="comma-separated substrings of config labels")
     ap.add_argument("--repeats", type=int, default=1)
+    ap.add_argument("--users", type=int, default=0,
+                    help="a random subset of this many users (0: all)")
+    ap.add_argument("--users-seed", type=int, default=0)
     ap.add_argument("--splits", action="store_true",
                     help=f"also the recommended mechanism with threshold shares {SPLITS} of δ")
     args = ap.parse_args()
@@ -110,6 +115,12 @@ def main() -> None:
         configs = [c for c in configs if any(k in c[0] for k in keys)]
     for corpus in args.corpora.split(","):
         itemsets, extractor = load(CORPORA[corpus])
+        if args.users:
+            import numpy as np
+            rows = np.random.default_rng(args.users_seed).choice(
+                itemsets.n_users, size=min(args.users, itemsets.n_users), replace=False)
+            itemsets = itemsets.select_rows(sorted(rows.tolist()))
+            print(f"# a random {itemsets.n_users:,} of its users (seed {args.users_seed})")
         for delta in (float(d) for d in args.deltas.split(",")):
             print(f"\n## {corpus}, ε = {EPSILON:g}, δ = {delta:g}")
             print(f"{'configuration':44s} {'true items':>10s} {'false pos.':>10s} "
