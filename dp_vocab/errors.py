@@ -16,7 +16,13 @@ class ParameterError(DPVocabError, ValueError):
 
     def __init__(self, name: str, value: object, allowed: str, fix: str | None = None):
         self.name, self.value, self.allowed, self.fix = name, value, allowed, fix
-        msg = f"{name}: expected {allowed}, got {value!r}."
+        if isinstance(value, bool):   # as recipes and the command line write it
+            msg = f"{name}: expected {allowed}, got {str(value).lower()}."
+            if value:
+                msg += (f" (On the command line, --{name} with no value after it means true: "
+                        f"give the value, e.g. --{name} VALUE.)")
+        else:
+            msg = f"{name}: expected {allowed}, got {value!r}."
         if fix:
             msg += f" {fix}"
         super().__init__(msg)

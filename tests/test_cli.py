@@ -62,6 +62,7 @@ def test_quickstart_cli_end_to_end(tmp_path):
     assert record["released_items"] == len(vocab)
     assert not FORBIDDEN_KEYS & set(_keys(record))
     assert (out / "recipe.cfg").read_text().count("policy_gaussian") == 1
+    assert (out / "recipe.cfg").read_text().endswith("\n")   # a text file: a final newline
     assert not list(tmp_path.glob(".qs.tmp-*"))
 
 
@@ -145,6 +146,24 @@ def test_recipe_errors_are_clear(tmp_path):
                                                               "budget.delta": 0.5, **overrides})
     with pytest.raises(DPVocabError, match="file not found"):
         run_recipe(tmp_path / "nope.cfg", tmp_path / "o")
+
+
+@pytest.mark.parametrize("args,message", [
+    # the mechanism takes ${budget.epsilon}: the error names the key the user typed
+    (["--budget.epsilon", "abc"], r"^error: budget\.epsilon: expected a real number > 0, got 'abc'"),
+    (["--budget.delta", "0.7"], r"^error: budget\.delta: expected a real number in \(0, 0\.5\]"),
+    # a flag with no value means true, which the message says in the terms the user used
+    (["--mechanism.epsilon"], r"^error: mechanism\.epsilon: expected a real number > 0, got "
+                              r"true\. \(On the command line, --mechanism\.epsilon with no value"),
+])
+def test_override_errors_name_what_the_user_typed(tmp_path, args, message):
+    import re
+    out = tmp_path / "o"
+    res = runner.invoke(app, ["run", str(QUICKSTART), "--output", str(out),
+                              "--paths.corpus", str(small_corpus(tmp_path))] + args)
+    assert res.exit_code == 2
+    assert re.search(message, res.output.strip()), res.output
+    assert "Traceback" not in res.output and not out.exists()
 
 
 def test_mechanisms_command_lists_every_mechanism():

@@ -39,6 +39,11 @@ BAD_LINES = [
     (b'{"user": null, "text": "x"}\n', r"c.jsonl:1: field 'user': expected a non-empty string"),
     (b'{"user": "a", "text": 5}\n', r"c.jsonl:1: field 'text': expected a string, found a number"),
     (b'{"user": "a", "text": "ok"}\n"just a string"\n', r"c.jsonl:2: expected a JSON object"),
+    # a line cut short inside a string: said so, not "invalid control character" (the newline)
+    (b'{"user": "a", "text": "cut sh\n{"user": "b", "text": "ok"}\n',
+     r"c.jsonl:1: not valid JSON \(string not closed before the end of the line, column 30\)"),
+    (b'{"user": "a", "text": "tab\there"}\n', r"c.jsonl:1: not valid JSON \(Invalid control "
+                                            r"character, column 27\)"),
 ]
 
 

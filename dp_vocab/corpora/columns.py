@@ -63,8 +63,7 @@ def jsonl_frames(reader) -> Iterator[tuple[object, object]]:
                 if over_long is not None:
                     reader.too_long(over_long)
         except _DECOMPRESS_ERRORS as e:
-            where = f"after line {lineno}" if lineno else \
-                f"in its first {CHUNK_BYTES >> 20} MiB of text"
+            where = f"after line {lineno}" if lineno else "before its first line could be read"
             raise corrupt_stream(path, e, where) from None
 
 

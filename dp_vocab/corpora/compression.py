@@ -29,7 +29,7 @@ def _decompress_reason(e: BaseException) -> str:
 
 def corrupt_stream(path, e: BaseException, where: str = ""):
     """The error for a compressed stream that fails to decompress: what is wrong (by kind),
-    where if known ("after line N", "in its first 16 MiB of text"), and the fix."""
+    where if known ("after line N", "before its first line could be read"), and the fix."""
     where = f" {where}" if where else ""
     return CorpusError(f"the compressed stream is corrupt or unreadable{where} "
                        f"({_decompress_reason(e)}). Re-create or re-download the file "

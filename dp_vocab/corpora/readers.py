@@ -282,6 +282,8 @@ class JsonlReader(_Reader):
                 return None  # blank lines carry nothing
             # e.msg and the column describe the syntax, never quote the line
             reason = e.msg.removesuffix(" at")   # "Invalid control character at"
+            if reason == "Invalid control character" and not e.doc[e.pos:].strip():
+                reason = "string not closed before the end of the line"
             self._bad(f"not valid JSON ({reason}, column {e.colno})", lineno)
             return None
         except ValueError:

@@ -358,6 +358,12 @@ def plan_run(recipe, output, overrides: dict[str, Any] | None = None,
     cfg = load_recipe(recipe, overrides)
     inputs = _input_paths(recipe, cfg)
     check_output_dir(output, force, inputs)
+    # [budget]'s values first: the mechanism takes them by ${budget.…}, and a bad
+    # --budget.epsilon must be named as the user wrote it, not as mechanism.epsilon
+    budget_values = cfg.get("budget") or {}
+    for k, check in (("epsilon", check_epsilon), ("delta", check_delta)):
+        if k in budget_values:
+            check(budget_values[k], f"budget.{k}")
     staged = resolve_sections(cfg, ("mechanism", "counts"))
     mechanism, counter = staged["mechanism"], staged.get("counts")
     check_counts_route(mechanism, counter)
@@ -448,7 +454,7 @@ def write(plan: Plan, release: Release, record: dict) -> tuple[list[str], dict]:
             notes += exported.notes
         record = {**record, "export_notes": notes}
         write_json(tmp / "privacy.json", record)
-        plan.cfg.to_disk(tmp / "recipe.cfg")
+        (tmp / "recipe.cfg").write_text(plan.cfg.to_str() + "\n", encoding="utf-8")
         files += ["privacy.json", "recipe.cfg"]
     return files, record
 
