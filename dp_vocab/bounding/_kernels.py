@@ -493,7 +493,10 @@ _KERNELS = {(uniform, parallel): njit(cache=True, parallel=parallel)(_specialise
                 + ("_threads" if parallel else ""),
                 bound_row=_uniform_row if uniform else _priority_row))
             for uniform in (True, False) for parallel in (True, False)}
-_PARALLEL_FROM = 1 << 16   # (user, item) pairs
+# (user, item) pairs. Below ~2M pairs one thread takes under ~20 ms and threads would save a
+# few ms, while the threaded build's first compile costs ~1.5 s more than the serial one
+# (the bundled sample, ~0.5M pairs, runs serial: a newcomer's first run is that much shorter)
+_PARALLEL_FROM = 1 << 21
 
 
 def bound_rows(indptr, items, counts, seeds, item_hashes, item_tie, item_rank, max_items, mode,
