@@ -16,9 +16,9 @@ class ParameterError(DPVocabError, ValueError):
 
     def __init__(self, name: str, value: object, allowed: str, fix: str | None = None):
         self.name, self.value, self.allowed, self.fix = name, value, allowed, fix
-        if isinstance(value, bool):   # as recipes and the command line write it
+        if isinstance(value, bool) and "." in name:   # a recipe field: as recipes write it
             msg = f"{name}: expected {allowed}, got {str(value).lower()}."
-            if value:
+            if value:   # most often a bare --section.key flag
                 msg += (f" (On the command line, --{name} with no value after it means true: "
                         f"give the value, e.g. --{name} VALUE.)")
         else:
