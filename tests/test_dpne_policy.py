@@ -103,3 +103,59 @@ def test_backends_without_level_rows_refuse_the_policy_clearly():
         with pytest.raises(ParameterError, match="backend"):
             m.release(data, random=RandomSource(1))
     make_mechanism("dpne", epsilon=4, delta=1e-5, max_n=2).release(data, random=RandomSource(1))
+
+
+PUBLIC_WORDS = ["a", "b", "x"]   # "x": public, held by nobody
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=db, key=st.binary(min_size=32, max_size=32), pick=st.data(),
+       case=st.sampled_from(sorted(PARAMS)), cap=st.sampled_from([None, 1, 2]))
+def test_public_level_one_has_l2_sensitivity_one_and_bounded_lone_unigrams(data, key, pick,
+                                                                            case, cap):
+    """dpne_public's level 1 (public.md §2, §10; ngrams.md §1b): L2 ≤ 1 for the same key;
+    new candidates are X's unigrams; those outside the public list are at most
+    max_lone_items and weigh ≤ 1/√t each; per-item cutoffs: (public_cutoff + α)σ_1 on the
+    list, ρ_1 + ασ_1 elsewhere."""
+    docs = [(u, t) for u, texts in data.items() for t in texts]
+    c = corpus(docs)
+    x = pick.draw(st.sampled_from(sorted(data)))
+    cp = c.without_users([x])
+    m = make_mechanism("dpne_public", max_n=2, max_items_per_user=3, policy="l2_descent",
+                       public_items=PUBLIC_WORDS, max_outside_items=cap, **PARAMS[case])
+    assert m.max_lone_items == (3 if cap is None else min(cap, 3))
+    h, hp = m.level_histogram(c, 1, [], key), m.level_histogram(cp, 1, [], key)
+    keys = set(h) | set(hp)
+    assert math.sqrt(sum((h.get(k, 0) - hp.get(k, 0)) ** 2 for k in keys)) <= 1 + 1e-9
+    assert set(hp) <= set(h)
+    newly = set(h) - set(hp)
+    assert newly <= {t for d in data[x] for t in d.split()}
+    lone = newly - set(PUBLIC_WORDS)
+    assert len(lone) <= m.max_lone_items
+    assert all(h[k] <= len(lone) ** -0.5 + 1e-12 for k in lone)
+    public_gamma = (m.public_cutoff + m.alpha) * m.level_sigmas[0]
+    outside_gamma = m.threshold + m.alpha * m.level_sigmas[0]
+    for k, w in h.items():
+        assert 0 < w <= (public_gamma if k in PUBLIC_WORDS else outside_gamma) + 1e-12
+
+
+def test_public_level_one_keeps_a_users_most_frequent_outside_unigrams():
+    """At level 1 a user keeps every unigram of the list and its K most frequent others
+    (public.md §10), and ρ_1 covers K lone unigrams, not Δ0."""
+    from dp_vocab.privacy import calibrate
+    text = "a b " + " ".join(f"w{i} " * (i + 1) for i in range(6))   # w5 most frequent
+    c = corpus([("lone", text)])
+    for key in (b"k" * 32, b"j" * 32):
+        m = make_mechanism("dpne_public", epsilon=3.0, delta=1e-5, max_n=2,
+                           max_items_per_user=50, policy="l2_descent",
+                           public_items=PUBLIC_WORDS, max_outside_items=2)
+        assert set(m.level_histogram(c, 1, [], key)) == {"a", "b", "w5", "w4"}
+    assert m.threshold == calibrate.gaussian_threshold(m.level_sigmas[0], 1e-5 / 2, 2)
+    assert m.threshold < make_mechanism("dpne_public", epsilon=3.0, delta=1e-5, max_n=2,
+                                        max_items_per_user=50, public_items=PUBLIC_WORDS,
+                                        max_outside_items=None).threshold
+    assert m.params()["max_outside_items"] == 2
+    assert "at most 2" in m.privacy()["items_outside_public_list"]
+    un = make_mechanism("dpne_public", epsilon=3.0, delta=1e-5, max_n=2, max_items_per_user=50,
+                        policy="l2_descent", public_items=PUBLIC_WORDS, max_outside_items=None)
+    assert len(un.level_histogram(c, 1, [], b"k" * 32)) == 8

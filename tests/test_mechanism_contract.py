@@ -186,11 +186,14 @@ def test_unknown_mechanism_lists_the_known_ones():
 
 # sequence mechanisms and their options, beside the item-set ones
 SEQUENCE_CASES = [("dpne", t, o) for o in ({}, {"policy": "l2_descent"}) for t in (True, False)]
+SEQUENCE_CASES += [("dpne_public", t, {"policy": "l2_descent", "public_items": PUBLIC_LIST, **o})
+                   for o in ({}, {"max_outside_items": 2}) for t in (True, False)]
 
 
 @pytest.mark.parametrize("name,tight,options",
                          [(n, t, {}) for n, t in CASES] + SEQUENCE_CASES,
-                         ids=IDS + [f"{n}{'-' + o['policy'] if o else ''}-"
+                         ids=IDS + [f"{n}{'-' + o['policy'] if o else ''}"
+                                    f"{'-K' if 'max_outside_items' in o else ''}-"
                                     f"{'tight' if t else 'default'}" for n, t, o in SEQUENCE_CASES])
 def test_threshold_covers_the_claimed_lone_user(name, tight, options):
     """The calibration matches the claim: a lone user's t ≤ Δ0 items, weighted as the claim

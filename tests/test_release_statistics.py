@@ -215,3 +215,25 @@ def test_lone_user_beyond_the_outside_cap():
     hits = sum(bool(set(m.release(lone, random=rng).items) - m.public_item_set)
                for _ in range(N))
     assert binomtest(hits, N, p).pvalue > ALPHA, (hits / N, p)
+
+
+def test_dpne_public_lone_user_beyond_the_outside_cap():
+    """dpne_public's level 1 with max_outside_items = 3 (public.md §10, ngrams.md §1b): a lone
+    user's 12 unigrams outside P keep 3, each of weight 1/√3, against ρ_1 calibrated for t ≤ 3:
+    the release frequency is the closed form for 3 items and at most δ/2. 20,000 releases
+    (0.4 ms each)."""
+    from dp_vocab.extraction import extract_sequences
+    from dp_vocab.text.items import ItemExtractor
+    from dp_vocab.text.tokenizers import RegexTokenizer
+    m = make_mechanism("dpne_public", epsilon=EPS, delta=DELTA, max_n=1, max_items_per_user=12,
+                       public_items=["p0", "p1", "p2"], max_outside_items=3)
+    lone = extract_sequences([("x", " ".join(f"w{i}" for i in range(12)))],
+                             ItemExtractor(RegexTokenizer()))
+    sigma = m.level_sigmas[0]
+    p = 1 - (1 - float(ndtr((1 / math.sqrt(3) - m.threshold) / sigma))) ** 3
+    uncapped = 1 - (1 - float(ndtr((1 / math.sqrt(12) - m.threshold) / sigma))) ** 12
+    assert p <= DELTA / 2 * (1 + 1e-9) and abs(p - uncapped) > 0.1 * p
+    n, rng = 20_000, RandomSource()
+    hits = sum(bool(set(m.release(lone, random=rng).items) - m.public_item_set)
+               for _ in range(n))
+    assert binomtest(hits, n, p).pvalue > ALPHA, (hits / n, p)

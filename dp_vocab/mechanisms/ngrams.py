@@ -117,7 +117,7 @@ class DPNE(Mechanism):
         self._set("level_sigmas", tuple(sigmas))
         self._set("noise_scale", sigmas[0])
         self._set("threshold", calibrate.gaussian_threshold(sigmas[0], self.delta / 2,
-                                                            self.max_items_per_user))
+                                                            self.max_lone_items))
 
     @property
     def noise_multiplier(self):

@@ -550,6 +550,9 @@ class _PublicCutoff(_PublicDomainParams):
         alpha: float   # the policy's α, a field of the mechanism this is mixed into
 
     public_cutoff: float = 3.0
+    # a user's items outside P, capped apart (public.md §10): ρ then maximises over t ≤ 10
+    # only, where at ε = 3 it still equals its t = 1 value (δ = 1e-5; δ = 1e-7: +0.1%)
+    max_outside_items: int | None = 10
 
     def _validate(self) -> None:
         super()._validate()
@@ -559,9 +562,32 @@ class _PublicCutoff(_PublicDomainParams):
             raise ParameterError("public_cutoff", c, "a number of σ with public_cutoff + alpha "
                                  "> 0 (the cutoff of public items is (public_cutoff + alpha)·σ)")
         self._set("public_cutoff", float(c))
+        if self.max_outside_items is not None:
+            self._set("max_outside_items", check_positive_int(
+                self.max_outside_items, "max_outside_items", maximum=MAX_ITEMS_PER_USER))
+
+    @property
+    def max_lone_items(self) -> int:
+        cap = self.max_outside_items
+        return self.max_items_per_user if cap is None else min(cap, self.max_items_per_user)
+
+    def _outside_capped(self, bounding: Bounding) -> Bounding:
+        """``bounding`` after keeping ≤ ``max_outside_items`` items outside P a user."""
+        if self.max_outside_items is None:
+            return bounding
+        return replace(bounding, max_outside=self.max_outside_items, listed=self.domain)
 
     def params(self):
-        return {**super().params(), "public_cutoff": self.public_cutoff}
+        return {**super().params(), "public_cutoff": self.public_cutoff,
+                "max_outside_items": self.max_outside_items}
+
+    def privacy(self):
+        out = super().privacy()
+        if self.max_outside_items is not None:
+            out["items_outside_public_list"] = (
+                f"each user keeps at most {self.max_outside_items} (its most frequent), so the "
+                f"threshold covers t <= {self.max_lone_items} lone items")
+        return out
 
 
 @dataclass(frozen=True, kw_only=True, repr=False)
@@ -582,9 +608,6 @@ class PolicyGaussianPublic(_PublicCutoff, PolicyGaussian):
     name = "policy_gaussian_public"
     summary = "Policy Gaussian + public domain (weighted BH at FDR q on a public list)"
 
-    # a user's items outside P, capped apart (public.md §10): ρ then maximises over t ≤ 10
-    # only, where at ε = 3 it still equals its t = 1 value (δ = 1e-5; δ = 1e-7: +0.1%)
-    max_outside_items: int | None = 10
     # Policy Gaussian's α = 5 and (3 + 5)σ on P were tuned without the outside cap; with it,
     # α = 2 outside P (cutoff ρ + 2σ) and the same 8σ on P, and λ = 0.95, each release more on
     # both dev corpora at both δ (public.md §10)
@@ -593,38 +616,17 @@ class PolicyGaussianPublic(_PublicCutoff, PolicyGaussian):
     public_lambda: float = 0.95
     public_gamma: float = field(init=False)
 
-    def _validate(self) -> None:
-        super()._validate()
-        if self.max_outside_items is not None:
-            self._set("max_outside_items", check_positive_int(
-                self.max_outside_items, "max_outside_items", maximum=MAX_ITEMS_PER_USER))
-
-    @property
-    def max_lone_items(self) -> int:
-        cap = self.max_outside_items
-        return self.max_items_per_user if cap is None else min(cap, self.max_items_per_user)
-
     @property
     def bounding(self) -> Bounding:
         """Δ0 as Policy Gaussian, after keeping ≤ ``max_outside_items`` items outside P."""
-        if self.max_outside_items is None:
-            return super().bounding
-        return replace(super().bounding, max_outside=self.max_outside_items, listed=self.domain)
-
-    def params(self):
-        return {**super().params(), "max_outside_items": self.max_outside_items}
+        return self._outside_capped(super().bounding)
 
     def _calibrate(self):
         super()._calibrate()
         self._set("public_gamma", (self.public_cutoff + self.alpha) * self.noise_scale)
 
     def privacy(self):
-        out = {**super().privacy(), "public_items_cutoff": self.public_gamma}
-        if self.max_outside_items is not None:
-            out["items_outside_public_list"] = (
-                f"each user keeps at most {self.max_outside_items} (its most frequent), so the "
-                f"threshold covers t <= {self.max_lone_items} lone items")
-        return out
+        return {**super().privacy(), "public_items_cutoff": self.public_gamma}
 
     def sensitivity(self) -> Sensitivity:
         return Sensitivity(Norm.L2, 1.0, lone_item_power=0.5,
@@ -718,16 +720,23 @@ class DPSIPSPublic(_PublicDomainParams, DPSIPS):
 class DPNEPublic(_PublicCutoff, DPNE):
     """DPNE whose level 1 has a public domain (ngrams.md §1b, public.md). Privacy claim:
 
-    - level 1 is ``policy_gaussian_public``'s release with σ_1 and ρ_1: with the L2-descent
-      policy, per-item cutoffs (public_cutoff + α)·σ_1 on P and ρ_1 + α·σ_1 elsewhere; every item
-      of P noised; P by (adaptive) weighted BH at q, the rest by ρ_1 (δ/2 for X's unigrams
-      outside P);
+    - level 1 is ``policy_gaussian_public``'s release with σ_1 and ρ_1: each user keeps its
+      unigrams in P and ≤ K = ``max_outside_items`` others (its most frequent), then Δ0; with
+      the L2-descent policy, per-item cutoffs (public_cutoff + α)·σ_1 on P and ρ_1 + α·σ_1
+      elsewhere; every item of P noised; P by (adaptive) weighted BH at q, the rest by
+      ρ_1 = max_{t ≤ min(K, Δ0)} [1/√t − σ_1Φ⁻¹(δ_t(δ/2))] (δ/2 for X's unigrams outside P);
     - levels n ≥ 2 unchanged (public candidates C_n from the released (n−1)-grams);
     - guarantee: (ε, δ/2 + δ/2)-DP, the levels composing as one Gaussian with σ*.
     """
 
     name = "dpne_public"
     summary = "DPNE with a public word list at level 1 (weighted BH at FDR q)"
+
+    def _bounding(self, n: int) -> Bounding:
+        """Level 1 keeps ≤ ``max_outside_items`` unigrams outside P a user (public.md §10),
+        so ρ_1 covers that many lone unigrams; levels n ≥ 2 as DPNE."""
+        own = super()._bounding(n)
+        return self._outside_capped(own) if n == 1 else own
 
     def for_extractor(self, extractor):
         """As the other public-domain mechanisms, and without items holding a character of the
