@@ -85,6 +85,10 @@ CASES = {
     "dpne": lambda t: {"mechanism": mech("dpne", epsilon=3.0, max_n=2, eta=0.2)},
     "dpne_policy": lambda t: {"mechanism": mech("dpne", epsilon=3.0, max_n=2, eta=0.2,
                                                 policy="l2_descent")},
+    # "a" is on the list, "b" is not and each user keeps 1 unigram outside it (the outside cap)
+    "dpne_public": lambda t: {"mechanism": mech("dpne_public", epsilon=3.0, max_n=2, eta=0.2,
+                                                policy="l2_descent", public_items=["a", "zz"],
+                                                max_outside_items=1)},
     # every exporter's files too (Unigram needs the published counts)
     "exports": lambda t: {"mechanism": mech("count_laplace", epsilon=30.0, max_items_per_user=3,
                                             noisy_counts=True),

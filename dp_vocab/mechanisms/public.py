@@ -756,9 +756,13 @@ class DPNEPublic(_PublicCutoff, DPNE):
             return super()._level_weights(levels, n, key, rho)
         grams, b = levels.level_rows(1, key)
         sigma = self.level_sigmas[0]
-        index = self.domain.index
-        gammas = np.array([(self.public_cutoff + self.alpha) * sigma if g[0] in index
-                           else rho + self.alpha * sigma for g in grams], dtype=np.float64)
+        listed = b.listed_ranks   # looked up by the outside cap, if it ran here
+        if listed is None:
+            index = self.domain.index
+            listed = np.fromiter((0 if g[0] in index else -1 for g in grams), dtype=np.int64,
+                                 count=len(grams))
+        gammas = np.where(listed >= 0, (self.public_cutoff + self.alpha) * sigma,
+                          rho + self.alpha * sigma)
         w = _kernels.l2_descent_cutoffs(b.order, b.indptr, b.items, len(grams), gammas)
         pos = np.flatnonzero(w > 0)
         return [grams[i] for i in pos.tolist()], w[pos]

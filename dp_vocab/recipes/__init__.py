@@ -311,19 +311,26 @@ def _accepted_keys(registry, e: ConfigValidationError, part) -> str:
     return ""
 
 
-def check_budget(cfg: Config, ledger: Ledger) -> dict:
-    """The declared total budget; the composed stages must fit before any data is read."""
+def declared_budget(cfg: Config) -> tuple[float, float] | None:
+    """[budget]'s (ε, δ), checked, or None without a [budget]. Checked before the mechanism,
+    which takes them by ${budget.…}: a bad --budget.epsilon is named as the user wrote it."""
     budget = dict(cfg.get("budget", {}) or {})
     if not budget:
-        eps, delta, _ = ledger.total()
-        return {"epsilon": eps, "delta": delta, "declared": False}
+        return None
     for k in ("epsilon", "delta"):
         if k not in budget:
             raise RecipeError(f"recipe [budget]: missing {k}; declare both epsilon and delta")
-    eps = check_epsilon(budget["epsilon"], "budget.epsilon")
-    delta = check_delta(budget["delta"], "budget.delta")
-    ledger.check(eps, delta)
-    return {"epsilon": eps, "delta": delta, "declared": True}
+    return (check_epsilon(budget["epsilon"], "budget.epsilon"),
+            check_delta(budget["delta"], "budget.delta"))
+
+
+def check_budget(declared: tuple[float, float] | None, ledger: Ledger) -> dict:
+    """The declared total budget; the composed stages must fit before any data is read."""
+    if declared is None:
+        eps, delta, _ = ledger.total()
+        return {"epsilon": eps, "delta": delta, "declared": False}
+    ledger.check(*declared)
+    return {"epsilon": declared[0], "delta": declared[1], "declared": True}
 
 
 @dataclass(frozen=True)
@@ -358,12 +365,7 @@ def plan_run(recipe, output, overrides: dict[str, Any] | None = None,
     cfg = load_recipe(recipe, overrides)
     inputs = _input_paths(recipe, cfg)
     check_output_dir(output, force, inputs)
-    # [budget]'s values first: the mechanism takes them by ${budget.…}, and a bad
-    # --budget.epsilon must be named as the user wrote it, not as mechanism.epsilon
-    budget_values = cfg.get("budget") or {}
-    for k, check in (("epsilon", check_epsilon), ("delta", check_delta)):
-        if k in budget_values:
-            check(budget_values[k], f"budget.{k}")
+    declared = declared_budget(cfg)
     staged = resolve_sections(cfg, ("mechanism", "counts"))
     mechanism, counter = staged["mechanism"], staged.get("counts")
     check_counts_route(mechanism, counter)
@@ -371,7 +373,7 @@ def plan_run(recipe, output, overrides: dict[str, Any] | None = None,
         raise RecipeError(f"recipe [counts]: {mechanism.registry_name} releases n-grams level by "
                           f"level; a separate count release is not supported for it")
     ledger = Ledger(mechanism.stages() + ([counter.stage("counts")] if counter else []))
-    budget = check_budget(cfg, ledger)
+    budget = check_budget(declared, ledger)
     objs = resolve_sections(cfg, ("items", "export"))
     extractor, exporters = objs["items"], _exporters(objs.get("export"))
     mechanism = mechanism.for_extractor(extractor)   # a public item list follows [items]
