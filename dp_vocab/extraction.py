@@ -237,6 +237,9 @@ class _Interner:
     def __init__(self, hashes: bool = False):
         self.index: dict[str, int] = {}
         self._hashes: list[np.ndarray] | None = [] if hashes else None
+        self._categories = None   # column_ids: this interner's own polars categories,
+        self._alive = None   # which live while a column of them does: this one
+        self._id_of_code = np.zeros(0, dtype=np.int64)   # their code → our id (−1: not yet)
 
     def ids(self, strings: list[str], hashes: np.ndarray | None = None) -> np.ndarray:
         """The ids of ``strings``; ``hashes``: their item hashes, when already known."""
@@ -252,18 +255,28 @@ class _Interner:
         return ids
 
     def column_ids(self, column) -> np.ndarray:
-        """The id of every string of a polars String Series (int64 array): the column is
-        hashed to categorical codes on every core, and only its distinct strings (in order of
-        first occurrence) are looked up in Python."""
+        """The id of every string of a polars String Series (int64 array). The column is cast
+        to this interner's categories (on every core), whose codes stay the same from one
+        column to the next; only strings with a code not seen before (in order of first
+        occurrence) reach Python: each string once per interner, not once per batch."""
         import polars as pl
         if not len(column):
             return np.zeros(0, dtype=np.int64)
-        codes_col = column.cast(pl.Categorical).to_physical()
+        if self._categories is None:
+            self._categories = pl.Categories.random()
+            self._alive = pl.Series([], dtype=pl.Categorical(self._categories))
+        codes_col = column.cast(pl.Categorical(self._categories)).to_physical()
         codes = codes_col.to_numpy()
+        top = int(codes.max()) + 1
+        if top > self._id_of_code.size:
+            grown = np.full(max(top, 2 * self._id_of_code.size), -1, dtype=np.int64)
+            grown[:self._id_of_code.size] = self._id_of_code
+            self._id_of_code = grown
         first = np.sort(codes_col.arg_unique().to_numpy())   # first occurrences, in order
-        lut = np.empty(int(codes.max()) + 1, dtype=np.int64)
-        lut[codes[first]] = self.ids(column.gather(first).to_list())
-        return lut[codes]
+        new = first[self._id_of_code[codes[first]] < 0]
+        if new.size:
+            self._id_of_code[codes[new]] = self.ids(column.gather(new).to_list())
+        return self._id_of_code[codes]
 
     def vocabulary(self) -> Vocabulary:
         hashes = None

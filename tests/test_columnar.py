@@ -319,3 +319,36 @@ def test_item_sets_over_many_chunks_with_both_kinds_of_user_id(tmp_path, monkeyp
     assert fast.user_ids == slow.user_ids and 7 in fast.user_ids and "7" in fast.user_ids
     assert fast.to_dict() == slow.to_dict()
     assert fast.vocab.strings == slow.vocab.strings and np.array_equal(fast.items, slow.items)
+
+
+def test_interner_gives_one_id_per_string_across_columns_and_lists():
+    """Column batches keep their codes from one batch to the next (the interner's own polars
+    categories); ids are dense in order of first occurrence, whichever path saw a string
+    first, and a second interner numbers its strings afresh."""
+    import polars as pl
+    from dp_vocab.extraction import _Interner
+    a, b = _Interner(hashes=True), _Interner()
+    assert a.column_ids(pl.Series(["x", "y", "x", "z"])).tolist() == [0, 1, 0, 2]
+    assert b.column_ids(pl.Series(["z", "q"])).tolist() == [0, 1]
+    assert a.ids(["w", "y"]).tolist() == [3, 1]
+    assert a.column_ids(pl.Series(["w", "v", "z", "x"])).tolist() == [3, 4, 2, 0]
+    assert a.column_ids(pl.Series([], dtype=pl.String)).tolist() == []
+    assert a.vocabulary().strings == ["x", "y", "z", "w", "v"]
+    assert np.array_equal(a.vocabulary().hashes(), item_hashes(["x", "y", "z", "w", "v"]))
+
+
+def test_a_batch_split_over_cores_keeps_every_documents_tokens_in_order():
+    """The tokens of a batch come from polars' streaming engine, which splits the batch into
+    pieces on every core: the (doc, tok) rows must still be the Python extractor's, document
+    by document and in text order (n-gram runs depend on it), on a batch of ~1M tokens
+    (many pieces)."""
+    rng = np.random.default_rng(7)
+    words = np.array(["Alpha", "beta", "Γάμμα", "ｄｅｌｔａ", "e's", "!", "42", "x_y"])
+    texts = [" ".join(words[rng.integers(0, words.size, rng.integers(0, 40))])
+             for _ in range(50_000)]
+    ex = ItemExtractor(RegexTokenizer())
+    rows = columnar_extractor(ex).tokens(pl.Series(texts))
+    assert rows.height > 900_000
+    want_doc = np.repeat(np.arange(len(texts)), [len(ex(t)) for t in texts])
+    assert np.array_equal(rows["doc"].to_numpy(), want_doc)
+    assert rows["tok"].to_list() == [w for t in texts for w in ex(t)]

@@ -132,10 +132,11 @@ class ColumnarExtractor:
             changing = s.str.contains(r"[^\x00-\x7F]").arg_true()
             if changing.len():
                 s = s.scatter(changing, s.gather(changing).str.normalize("NFKC"))
-        if ex.lowercase:
-            s = s.str.to_lowercase()
-        df = pl.DataFrame({"tok": s.str.extract_all(self.pattern)}) \
-            .with_row_index("doc").explode("tok").drop_nulls("tok")
+        tok = pl.col("tok").str.to_lowercase() if ex.lowercase else pl.col("tok")
+        # the streaming engine splits the batch over every core, in order
+        df = pl.DataFrame({"tok": s}).lazy().with_row_index("doc") \
+            .select("doc", tok.str.extract_all(self.pattern)).explode("tok") \
+            .drop_nulls("tok").collect(engine="streaming")
         if not self.no_line_breaks and df["tok"].str.contains(f"[{_LINE_BREAKS}]").any():
             # a token holding a line break is split there, as at whitespace
             df = df.with_columns(pl.col("tok").str.extract_all(f"[^{_LINE_BREAKS}]+")) \
