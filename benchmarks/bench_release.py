@@ -7,7 +7,8 @@ In one run:
   1. compile cost: a small Policy Gaussian / Weighted Gaussian / DP-SIPS release in a fresh
      process with an empty numba cache (cold: everything compiles), then again with the cache
      it left (warm: what every later run pays); then a Policy Gaussian release above the
-     threads threshold (the threaded bounding kernel compiles on the first large input);
+     threads threshold (2M pairs: the threaded bounding kernel compiles on the first such
+     input);
   2. the corpus, loaded once with ``extract_itemsets``;
   3. the Policy Gaussian histogram (user order + bounding + L2 descent + candidates) after a
      warm-up, best and median of ``--repeats``, wall and CPU seconds, and CPU seconds per
@@ -58,8 +59,10 @@ for name in ("policy_gaussian", "weighted_gaussian", "dp_sips"):
     make_mechanism(name, epsilon=3.0, delta=1e-5, max_items_per_user=4).release(
         its, random=RandomSource(seed=1))
 t2 = time.perf_counter()
-big = ItemSets.from_user_items([(f"u{i}", [f"w{(7 * i + j) % 5000}" for j in range(i % 150 + 1)])
-                                for i in range(1500)])   # 113,250 pairs: threads
+from dp_vocab.bounding._kernels import _PARALLEL_FROM
+n_big = _PARALLEL_FROM // 150 * 11 // 10   # 150.5 items a row: 10% over the threads' limit
+big = ItemSets.from_user_items([(f"u{i}", [f"w{(7 * i + j) % 5000}" for j in range(i % 300 + 1)])
+                                for i in range(n_big)])
 t3 = time.perf_counter()
 make_mechanism("policy_gaussian", epsilon=3.0, delta=1e-5, max_items_per_user=40).release(
     big, random=RandomSource(seed=1))
