@@ -11,12 +11,16 @@ Python extractor document by document, spread over the cores by ``text.parallel`
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from . import itemsets
 from .itemsets import ItemSets, ItemSetsBuilder, Vocabulary, _check_user_id
 from .sequences import TokenCorpus
+
+if TYPE_CHECKING:
+    import polars as pl
 
 # a Python-side batch holds at most this many documents or characters of text
 BATCH_DOCS = 50_000
@@ -237,8 +241,10 @@ class _Interner:
     def __init__(self, hashes: bool = False):
         self.index: dict[str, int] = {}
         self._hashes: list[np.ndarray] | None = [] if hashes else None
-        self._categories = None   # column_ids: this interner's own polars categories,
-        self._alive = None   # which live while a column of them does: this one
+        # column_ids: this interner's own polars categories, which live while a column of them
+        # does (``_alive``)
+        self._categories: pl.Categories | None = None
+        self._alive: pl.Series | None = None
         self._id_of_code = np.zeros(0, dtype=np.int64)   # their code → our id (−1: not yet)
 
     def ids(self, strings: list[str], hashes: np.ndarray | None = None) -> np.ndarray:
