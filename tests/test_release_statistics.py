@@ -162,19 +162,24 @@ def test_lone_user_release_frequency_with_published_counts():
 
 @pytest.mark.parametrize("name", PUBLIC)
 def test_zero_weight_public_items_released_at_the_bh_rate(name):
-    """A corpus that holds none of the m public items (all nulls, BH weights equal): some
-    public item is released with probability exactly q (Simes 1986: under the global null with
-    independent p-values, weighted BH rejects anything with probability Σw·q/m = q). Exact
-    binomial test at ALPHA; the lone user's own items are counted by the test above."""
+    """A corpus that holds none of the m public items (all nulls, BH weights equal): when none
+    of the lone user's own items is released, some public item is released with probability
+    exactly q (Simes 1986: under the global null with independent p-values, weighted BH rejects
+    anything with probability Σw·q/m = q). Its own items are released (~δ/2 = 10% of runs
+    here) by noise independent of P's, and then count as other discoveries, which rightly
+    raise BH's rate (~9.5% of those runs): those runs are left out of the count, not mixed
+    in (mixed, the rate is ~5.4%, and the test failed ~0.2% of the time instead of ALPHA).
+    Exact binomial test at ALPHA; the lone user's own items are counted by the test above."""
     m = make_mechanism(name, epsilon=EPS, delta=DELTA, max_items_per_user=D0,
                        public_items=[f"p{i}" for i in range(20)], public_fdr=0.05,
                        public_adaptive=False)
     d = ItemSets.from_user_items([("x", ["a", "b", "c", "d"])])
     public = m.public_item_set
     rng = RandomSource()
-    n = N // 4
-    hits = sum(bool(set(m.release(d, random=rng).items) & public) for _ in range(n))
-    assert binomtest(hits, n, 0.05).pvalue > ALPHA, hits / n
+    releases = [set(m.release(d, random=rng).items) for _ in range(N // 4)]
+    alone = [bool(r & public) for r in releases if not r - public]   # no other discovery
+    assert len(alone) > N // 8
+    assert binomtest(sum(alone), len(alone), 0.05).pvalue > ALPHA, sum(alone) / len(alone)
 
 
 @pytest.mark.parametrize("name", PUBLIC)
