@@ -178,6 +178,22 @@ def test_mechanisms_are_immutable():
         m.epsilon = 100
 
 
+# where a public-domain variant departs from its base mechanism's defaults on purpose
+OWN_DEFAULTS = {"policy_gaussian_public": {"alpha"}}   # α = 2 with the outside cap (public.md §10)
+
+
+@pytest.mark.parametrize("name", [n for n in MECHANISMS if n.endswith("_public")])
+def test_public_variants_keep_their_base_mechanisms_defaults(name):
+    """A public variant mixes in parameter classes that are Mechanisms themselves; their
+    defaults must not replace the base mechanism's (dpne_public had Δ0 = 100 and uniform
+    sampling instead of DPNE's 10 and own-frequency)."""
+    import dataclasses
+    base = {f.name: f.default for f in dataclasses.fields(MECHANISMS[name[:-len("_public")]])}
+    own = {f.name: f.default for f in dataclasses.fields(MECHANISMS[name])}
+    changed = {k for k in base if k in own and own[k] != base[k]}
+    assert changed == OWN_DEFAULTS.get(name, set()), changed
+
+
 def test_unknown_mechanism_lists_the_known_ones():
     from dp_vocab.errors import ParameterError
     with pytest.raises(ParameterError, match="policy_gaussian"):

@@ -554,7 +554,8 @@ class _PublicCutoff(_PublicDomainParams):
 
     public_cutoff: float = 3.0
     # a user's items outside P, capped apart (public.md §10): ρ then maximises over t ≤ 10
-    # only, where at ε = 3 it still equals its t = 1 value (δ = 1e-5; δ = 1e-7: +0.1%)
+    # only (for policy_gaussian_public at ε = 3 its t = 1 value, δ = 1e-5; DPNE's level 1, with
+    # its larger σ_1, reaches its maximum at t = 10)
     max_outside_items: int | None = 10
 
     def _validate(self) -> None:
@@ -735,6 +736,11 @@ class DPNEPublic(_PublicCutoff, DPNE):
     name = "dpne_public"
     summary = "DPNE with a public word list at level 1 (weighted BH at FDR q)"
 
+    # DPNE's defaults: the public-domain mixins, Mechanisms themselves, would otherwise bring
+    # back Mechanism's Δ0 = 100 and uniform sampling in place of DPNE's
+    max_items_per_user: int = DPNE.max_items_per_user
+    sampling: str = DPNE.sampling
+
     def _bounding(self, n: int) -> Bounding:
         """Level 1 keeps ≤ ``max_outside_items`` unigrams outside P a user (public.md §10),
         so ρ_1 covers that many lone unigrams; levels n ≥ 2 as DPNE."""
@@ -751,8 +757,11 @@ class DPNEPublic(_PublicCutoff, DPNE):
         return out
 
     def privacy(self):
-        return {**super().privacy(), "public_items_cutoff_level_1":
-                (self.public_cutoff + self.alpha) * self.level_sigmas[0]}
+        out = super().privacy()
+        if self.policy == "l2_descent":   # the "weighted" policy has no cutoffs
+            out["public_items_cutoff_level_1"] = \
+                (self.public_cutoff + self.alpha) * self.level_sigmas[0]
+        return out
 
     def _level_weights(self, levels, n: int, key: bytes, rho: float):
         if n != 1 or self.policy != "l2_descent":
