@@ -113,6 +113,14 @@ def test_sips_calibration():
         assert t == pytest.approx(calibrate.gaussian_threshold(s, d, 5))
 
 
+@pytest.mark.parametrize("rounds,allocation", [(64, 1e-6), (10, 1e-40)])
+def test_sips_allocation_whose_first_round_underflows_is_refused(rounds, allocation):
+    """a^(R−1) = 0 in floating point would give round 1 no budget (and divide by zero)."""
+    from dp_vocab.errors import ParameterError
+    with pytest.raises(ParameterError, match="allocation"):
+        make_mechanism("dp_sips", epsilon=3, delta=1e-5, rounds=rounds, allocation=allocation)
+
+
 sips_db = st.dictionaries(st.integers(0, 20), st.lists(st.sampled_from("abcdefgh"), max_size=8),
                           min_size=1, max_size=8)
 

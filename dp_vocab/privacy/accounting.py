@@ -26,7 +26,8 @@ class Stage:
 
     ``noise``: laplace | discrete_laplace | gaussian | zcdp | other. ``noise_multiplier`` is
     scale / sensitivity (Laplace b/Δ1, Gaussian σ/Δ2); ``sensitivity`` the integer L1
-    sensitivity of a discrete Laplace stage (its PLD depends on it, not only on the ratio);
+    sensitivity of a discrete Laplace stage (recorded; its PLD is the worst-case ε-DP pair of
+    ε = 1/multiplier, which dominates it whatever the sensitivity);
     ``rho`` the zCDP parameter for zcdp stages; ``delta_threshold`` the part of δ spent on the
     support.
     """
