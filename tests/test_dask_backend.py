@@ -326,3 +326,49 @@ def test_id_kinds_mixed_across_files_warn_once_on_dask(tmp_path, cluster):
     parts = cluster.client.gather(loaded.parts)
     assert sorted(map(repr, (u for its in parts for u in its.user_ids))) == \
         sorted(["1", "2", "3", "'x'", "'y'", "'1'"])
+
+
+def test_dask_says_nothing_of_the_private_data_outside_its_results(cluster, tmp_path, capfd):
+    """distributed's warning of a large graph states its size in MiB, a statistic of the
+    corpus when the graph carries an in-memory frame or the candidates' positions; a failed
+    task is logged by its worker with its exception's text, which may quote the input, on this
+    process's stderr; and a dashboard would serve those exceptions to the network. None of
+    them may happen: the error reaches the caller, who decides what to show."""
+    import warnings
+
+    import polars as pl
+
+    from dp_vocab.corpora.tables import FrameReader
+    import urllib.error
+    import urllib.request
+    (sock,) = cluster.cluster.scheduler.http_server._sockets.values()
+    host, port = sock.getsockname()[:2]
+    assert host == "127.0.0.1"
+    for page in ("info/main/exceptions.html", "status", "metrics", "json/counts.json"):
+        with pytest.raises(urllib.error.HTTPError, match="404"):
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/{page}", timeout=10)
+    n = 120_000   # an in-memory corpus of ~12 MiB: above distributed's 10 MiB warning
+    frame = pl.DataFrame({"user": [f"u{i}" for i in range(n)],
+                          "text": [f"x{i}y zz{i % 7} words here and there" for i in range(n)]})
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        data = cluster.load(FrameReader(frame), ItemExtractor(RegexTokenizer()))
+        make_mechanism("policy_gaussian", epsilon=1.0, delta=1e-5, max_items_per_user=4) \
+            .release(data, key=KEY, random=RandomSource(seed=1))
+    assert not [w for w in seen if "MiB" in str(w.message)], [str(w.message) for w in seen]
+
+    class Quoting(RegexTokenizer):   # a tokenizer whose error quotes the document
+        def __call__(self, text):
+            if "secret" in text:
+                raise ValueError(f"cannot tokenize {text!r}")
+            return super().__call__(text)
+    path = tmp_path / "q.jsonl"
+    path.write_text('{"user": "a", "text": "plain"}\n{"user": "b", "text": "a secret here"}\n',
+                    encoding="utf-8")
+    capfd.readouterr()
+    with pytest.raises(ValueError):
+        cluster.load(JsonlReader(path), ItemExtractor(Quoting()))
+    import time
+    time.sleep(1)   # the workers' logs, if any, reach stderr
+    err = capfd.readouterr().err
+    assert "secret" not in err, err

@@ -10,6 +10,7 @@ fractional sums up to summation order).
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 
 import numpy as np
@@ -313,6 +314,16 @@ class _MergedRows:
         return part, at - self.offsets[part]
 
 
+@contextlib.contextmanager
+def _graph_size_unsaid():
+    """distributed warns of a large task graph with its size in MiB; where the graph carries
+    private data (an in-memory corpus, the candidates' positions) that size is a statistic of
+    it, so the warning is not shown."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Sending large graph")
+        yield
+
+
 def _map(client, parts: list, fn, *args) -> list:
     """``fn(partition, *args)`` on every partition, where it lives (results sent as _Whole)."""
     return _unwrapped(client.gather([client.submit(fn, p, *args, pure=False) for p in parts]))
@@ -348,9 +359,11 @@ class DaskUserItems:
             part, pos = merged.source(np.asarray(ids, dtype=np.int64))
             order = np.argsort(part, kind="stable")   # the requests, partition by partition
             ends = np.searchsorted(part[order], np.arange(len(self.parts) + 1))
-            found = _unwrapped(self.client.gather([
-                self.client.submit(_strings_at, f, pos[order[ends[p]:ends[p + 1]]], pure=False)
-                for p, f in enumerate(self.parts)]))
+            with _graph_size_unsaid():   # the size: here, of the candidates
+                found = _unwrapped(self.client.gather([
+                    self.client.submit(_strings_at, f, pos[order[ends[p]:ends[p + 1]]],
+                                       pure=False)
+                    for p, f in enumerate(self.parts)]))
             got = [s for strings in found for s in strings]
             rank = np.empty_like(order)
             rank[order] = np.arange(order.size)
@@ -489,8 +502,19 @@ class DaskBackend:
             self.cluster = None
             self.client = Client(scheduler_address)
         else:
-            self.cluster = LocalCluster(n_workers=self.n_workers, threads_per_worker=1,
-                                        processes=True, dashboard_address=":0")
+            import logging
+
+            import dask
+            # no dashboard and of the scheduler's web pages only /health (on 127.0.0.1): the
+            # others serve the tasks' exceptions, which may quote the input, and statistics of
+            # the data (bytes held, task counts); and the workers log no task failure (its text
+            # would reach this process's stderr): the error reaches the caller, who decides
+            # what to show
+            with dask.config.set({"distributed.scheduler.http.routes":
+                                  ["distributed.http.health"]}):
+                self.cluster = LocalCluster(n_workers=self.n_workers, threads_per_worker=1,
+                                            processes=True, dashboard_address=None,
+                                            silence_logs=logging.CRITICAL)
             self.client = Client(self.cluster)
             self.client.wait_for_workers(self.n_workers)
         # each worker imports what its tasks run now, all at once, as a local run has before it
@@ -515,10 +539,12 @@ class DaskBackend:
         from distributed import wait
 
         client, slots = self.client, self._slots()
+        client.run(_prepare_worker)   # again: a worker restarted since would import as it reads
         load = _load_sequences if sequences else _load_itemsets
         readers = _file_readers(reader, len(slots))
-        per_file = [client.submit(load, r, extractor, len(slots), len(readers) == 1, pure=False)
-                    for r in readers]
+        with _graph_size_unsaid():   # a reader may hold the corpus (a DataFrame)
+            per_file = [client.submit(load, r, extractor, len(slots), len(readers) == 1,
+                                      pure=False) for r in readers]
         build, arg = (_corpus_partition, extractor.joiner) if sequences else \
             (_itemsets_partition, getattr(extractor, "max_distinct_per_user", None))
         parts = [client.submit(build, arg, *[client.submit(_piece, f, p, pure=False)
