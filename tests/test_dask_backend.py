@@ -372,3 +372,21 @@ def test_dask_says_nothing_of_the_private_data_outside_its_results(cluster, tmp_
     time.sleep(1)   # the workers' logs, if any, reach stderr
     err = capfd.readouterr().err
     assert "secret" not in err, err
+
+
+def test_lines_skipped_on_workers_are_counted_as_locally(cluster, tmp_path):
+    """on_error = "skip": the workers' readers skip the bad lines; the caller's reader counts
+    them, with the first reasons (file, line, field), as a local run does."""
+    import json
+    for i in range(2):
+        lines = [json.dumps({"user": f"u{i}{j}", "text": "plain words"}) for j in range(40)]
+        lines[7 + i] = json.dumps({"user": "x", "text": 3})   # not a string
+        lines[20] = "{not json"
+        (tmp_path / f"s{i}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    extractor = ItemExtractor(RegexTokenizer())
+    readers = [JsonlReader(tmp_path / "s*.jsonl", on_error="skip") for _ in range(2)]
+    LocalBackend().load(readers[0], extractor)
+    cluster.load(readers[1], extractor)
+    assert readers[0].skipped == readers[1].skipped == 4
+    assert readers[1].skip_reasons == readers[0].skip_reasons
+    assert all("s0.jsonl" in r or "s1.jsonl" in r for r in readers[1].skip_reasons)

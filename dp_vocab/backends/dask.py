@@ -17,7 +17,7 @@ import numpy as np
 
 from ..bounding import (Bounded, BoundedRows, Bounding, ItemWeights, fingerprints, keyed_order,
                         user_keys)
-from ..corpora.readers import MIXED_ID_MESSAGE, MixedUserIdWarning
+from ..corpora.readers import _KEEP_REASONS, MIXED_ID_MESSAGE, MixedUserIdWarning
 from ..errors import ParameterError
 from ..itemsets import ItemSets, Vocabulary, needs_item_sets, needs_sequences
 from ..sequences import Gram, TokenCorpus
@@ -31,13 +31,22 @@ _ID_KEY = b"dp-vocab dask: second item hash."
 class _Whole:
     """A value sent between processes as one pickle: ``distributed`` serializes lists, tuples
     and dicts element by element, which costs seconds for a list of a million strings.
-    ``id_kinds``: the kinds of user id (int, str) a loaded file or share held."""
+    ``id_kinds``: the kinds of user id (int, str) a loaded file or share held; ``skipped``:
+    how many of its lines ``on_error = "skip"`` skipped, and the first reasons (file, line
+    and field, as locally)."""
 
-    __slots__ = ("value", "id_kinds")
+    __slots__ = ("value", "id_kinds", "skipped")
 
-    def __init__(self, value, id_kinds: frozenset = frozenset()):
+    def __init__(self, value, id_kinds: frozenset = frozenset(), skipped: tuple = (0, ())):
         self.value = value
         self.id_kinds = id_kinds
+        self.skipped = skipped
+
+
+def _loaded(pieces, reader) -> _Whole:
+    """A file's (share's) pieces, with what its reader saw: id kinds, skipped lines."""
+    return _Whole(pieces, frozenset(getattr(reader, "_id_kinds", ())),
+                  (getattr(reader, "skipped", 0), tuple(getattr(reader, "skip_reasons", ()))))
 
 
 def _extracted(extract, reader, extractor):
@@ -48,8 +57,19 @@ def _extracted(extract, reader, extractor):
         return extract(reader, extractor)
 
 
-def _id_kinds(loaded: _Whole) -> frozenset:
-    return loaded.id_kinds
+def _notes(loaded: _Whole) -> tuple:
+    return loaded.id_kinds, loaded.skipped
+
+
+def _note_skipped(reader, skipped: list) -> None:
+    """The lines the workers' readers skipped, counted on the caller's reader as a local run
+    counts them (the first reasons kept, in file order)."""
+    if not hasattr(reader, "skipped"):
+        return
+    for n, reasons in skipped:
+        reader.skipped += n
+        room = max(_KEEP_REASONS - len(reader.skip_reasons), 0)
+        reader.skip_reasons.extend(list(reasons)[:room])
 
 
 def _warn_mixed(kinds: set) -> None:
@@ -143,7 +163,7 @@ def _load_itemsets(reader, extractor, n_parts: int, alone: bool) -> _Whole:
         strings, hashes, items = _compact_vocab(its.vocab, its.items[take])
         pieces.append((_id_column([its.user_ids[r] for r in rows.tolist()]), strings, hashes,
                        ptr, items, its.counts[take]))
-    return _Whole(pieces, frozenset(getattr(reader, "_id_kinds", ())))
+    return _loaded(pieces, reader)
 
 
 def _id_column(ids: list):
@@ -171,7 +191,7 @@ def _load_sequences(reader, extractor, n_parts: int, alone: bool) -> _Whole:
         strings, tokens = _compact(corpus.vocab.strings, corpus.tokens[take])
         pieces.append(([corpus.user_ids[u] for u in users.tolist()], strings, tokens, ptr,
                        seq_user.reshape(-1)))
-    return _Whole(pieces, frozenset(getattr(reader, "_id_kinds", ())))
+    return _loaded(pieces, reader)
 
 
 def _piece(pieces: _Whole, p: int) -> _Whole:
@@ -556,8 +576,9 @@ class DaskBackend:
         for f in per_file + parts:   # the first file's (share's) error first, as locally
             if f.status == "error":
                 f.result()   # the reader's or extractor's own error, raised here
-        _warn_mixed(set().union(*client.gather([client.submit(_id_kinds, f, pure=False)
-                                                for f in per_file])))
+        notes = client.gather([client.submit(_notes, f, pure=False) for f in per_file])
+        _warn_mixed(set().union(*(kinds for kinds, _ in notes)))
+        _note_skipped(reader, [skipped for _, skipped in notes])
         return DaskSequences(client, parts, extractor.joiner) if sequences else \
             DaskUserItems(client, parts)
 
