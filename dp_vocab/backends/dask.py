@@ -532,9 +532,11 @@ class DaskBackend:
             # what to show
             with dask.config.set({"distributed.scheduler.http.routes":
                                   ["distributed.http.health"]}):
-                self.cluster = LocalCluster(n_workers=self.n_workers, threads_per_worker=1,
-                                            processes=True, dashboard_address=None,
-                                            silence_logs=logging.CRITICAL)
+                # (its web server on a free port: 8787 may be another cluster's)
+                self.cluster = LocalCluster(
+                    n_workers=self.n_workers, threads_per_worker=1, processes=True,
+                    dashboard_address=None, silence_logs=logging.CRITICAL,
+                    scheduler_kwargs={"dashboard_address": "127.0.0.1:0", "dashboard": False})
             self.client = Client(self.cluster)
             self.client.wait_for_workers(self.n_workers)
         # each worker imports what its tasks run now, all at once, as a local run has before it
