@@ -241,10 +241,9 @@ class _Interner:
     def __init__(self, hashes: bool = False):
         self.index: dict[str, int] = {}
         self._hashes: list[np.ndarray] | None = [] if hashes else None
-        # column_ids: this interner's own polars categories, which live while a column of them
-        # does (``_alive``)
-        self._categories: pl.Categories | None = None
-        self._alive: pl.Series | None = None
+        # column_ids: an empty column of this interner's own polars categories (they live
+        # while a column of them does); its dtype is what every column is cast to
+        self._categorical: pl.Series | None = None
         self._id_of_code = np.zeros(0, dtype=np.int64)   # their code → our id (−1: not yet)
 
     def ids(self, strings: list[str], hashes: np.ndarray | None = None) -> np.ndarray:
@@ -268,10 +267,9 @@ class _Interner:
         import polars as pl
         if not len(column):
             return np.zeros(0, dtype=np.int64)
-        if self._categories is None:
-            self._categories = pl.Categories.random()
-            self._alive = pl.Series([], dtype=pl.Categorical(self._categories))
-        codes_col = column.cast(pl.Categorical(self._categories)).to_physical()
+        if self._categorical is None:
+            self._categorical = pl.Series([], dtype=pl.Categorical(pl.Categories.random()))
+        codes_col = column.cast(self._categorical.dtype).to_physical()
         codes = codes_col.to_numpy()
         top = int(codes.max()) + 1
         if top > self._id_of_code.size:

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..bounding import (Bounded, BoundedRows, Bounding, ItemWeights, fingerprints, keyed_order,
                         user_keys)
-from ..corpora.readers import _KEEP_REASONS, MIXED_ID_MESSAGE, MixedUserIdWarning
+from ..corpora.readers import MIXED_ID_MESSAGE, MixedUserIdWarning
 from ..errors import ParameterError
 from ..itemsets import ItemSets, Vocabulary, needs_item_sets, needs_sequences
 from ..sequences import Gram, TokenCorpus
@@ -59,17 +59,6 @@ def _extracted(extract, reader, extractor):
 
 def _notes(loaded: _Whole) -> tuple:
     return loaded.id_kinds, loaded.skipped
-
-
-def _note_skipped(reader, skipped: list) -> None:
-    """The lines the workers' readers skipped, counted on the caller's reader as a local run
-    counts them (the first reasons kept, in file order)."""
-    if not hasattr(reader, "skipped"):
-        return
-    for n, reasons in skipped:
-        reader.skipped += n
-        room = max(_KEEP_REASONS - len(reader.skip_reasons), 0)
-        reader.skip_reasons.extend(list(reasons)[:room])
 
 
 def _warn_mixed(kinds: set) -> None:
@@ -580,7 +569,9 @@ class DaskBackend:
                 f.result()   # the reader's or extractor's own error, raised here
         notes = client.gather([client.submit(_notes, f, pure=False) for f in per_file])
         _warn_mixed(set().union(*(kinds for kinds, _ in notes)))
-        _note_skipped(reader, [skipped for _, skipped in notes])
+        if hasattr(reader, "add_skipped"):   # the workers' skipped lines, in file order
+            for _, (n, reasons) in notes:
+                reader.add_skipped(n, reasons)
         return DaskSequences(client, parts, extractor.joiner) if sequences else \
             DaskUserItems(client, parts)
 

@@ -180,6 +180,12 @@ class _Reader:
         if len(self.skip_reasons) < _KEEP_REASONS:
             self.skip_reasons.append(str(CorpusError(message, path=path, line=line, field=field)))
 
+    def add_skipped(self, n: int, reasons) -> None:
+        """``n`` lines skipped elsewhere (a Dask worker's copy of this reader), and their
+        reasons, counted here as ``_bad`` counts its own (the first few reasons kept)."""
+        self.skipped += n
+        self.skip_reasons.extend(list(reasons)[:max(_KEEP_REASONS - len(self.skip_reasons), 0)])
+
     def _check_compressed_stream(self, line: int | None) -> None:
         """Before blaming a line of a compressed file, check the stream itself: a damaged
         archive decompresses to garbage that only the final checksum (or the decoder) catches."""

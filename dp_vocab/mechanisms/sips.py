@@ -55,7 +55,7 @@ class DPSIPS(Mechanism):
         raw = [a ** (R - r) for r in range(1, R + 1)]
         if raw[0] < 1e-300:   # a^(R−1) underflows: round 1 would get no budget at all
             raise ParameterError("allocation", a, f"a ratio whose power {R - 1} (rounds − 1) is "
-                                 f"a positive float, e.g. {0.3:g}; or fewer rounds")
+                                 "a positive float, e.g. 0.3; or fewer rounds")
         fractions = [x / sum(raw) for x in raw]
         sigma = calibrate.agm_sigma(self.epsilon, self.delta / 2)
         calibrate.check_remove_direction(sigma, self.epsilon, self.delta / 2, self.delta / 2)
