@@ -14,7 +14,7 @@ from itertools import islice
 
 import numpy as np
 
-from .bounding import (Bounding, BoundedRows, ItemWeights, NgramLevels, Weighting, bound,
+from .bounding import (Bounding, BoundedRows, ItemWeights, NamesOf, NgramLevels, Weighting, bound,
                        fingerprints, string_ties, user_keys, user_weights)
 from .errors import CorpusError, ParameterError
 
@@ -202,7 +202,8 @@ class ItemSets:
         w = user_weights(data.bounded_rows(key, bounding).bounded, len(self.vocab), weighting)
         cand = np.flatnonzero(w > 0)
         strings = self.vocab.strings
-        return ItemWeights([strings[i] for i in cand.tolist()], self.vocab.hashes()[cand], w[cand])
+        return ItemWeights(NamesOf(lambda ids: [strings[i] for i in ids.tolist()], cand),
+                           self.vocab.hashes()[cand], w[cand])
 
     def holder_counts(self, items) -> np.ndarray:
         ids = np.array([self.vocab.get(w, -1) for w in items], dtype=np.int64)

@@ -6,6 +6,7 @@ import pytest
 
 import dp_vocab.itemsets as itemsets_module
 from dp_vocab import ItemSets, make_mechanism
+from dp_vocab.bounding import ItemWeights, NamesOf
 
 KEYS = [bytes([k]) * 32 for k in range(40)]
 
@@ -89,3 +90,51 @@ def test_canonical_order_is_the_stable_sort_of_the_hashes():
     repeated = rng.integers(0, 20, 1000).astype(np.uint64)
     for hashes in (distinct, repeated):
         assert canonical_order(hashes).tolist() == np.argsort(hashes, kind="stable").tolist()
+
+
+def test_names_of_reads_like_the_list_it_stands_for():
+    strings = [f"w{i}" for i in range(50)]
+    asked = []
+
+    def names_of(ids):
+        asked.append(len(ids))
+        return [strings[i] for i in ids.tolist()]
+    ids = np.array([7, 3, 3, 49, 0, 12])
+    lazy, plain = NamesOf(names_of, ids), [strings[i] for i in ids]
+    assert asked == []   # nothing read until asked
+    assert len(lazy) == len(plain) and lazy[0] == plain[0] and lazy[-1] == plain[-1]
+    assert lazy[1:4] == plain[1:4] and lazy.take(np.array([5, 1])) == [plain[5], plain[1]]
+    order = np.array([5, 4, 3, 2, 1, 0])
+    assert list(lazy.reordered(order)) == [plain[i] for i in order]
+    assert list(lazy) == plain and "w49" in lazy and lazy.index("w12") == 5
+    w = ItemWeights(lazy, np.arange(6, dtype=np.uint64)[::-1].copy(), np.ones(6))
+    assert list(w.canonical().names) == plain[::-1]
+    assert w.names_at(np.array([2])) == [plain[2]]
+
+
+class _CountingList(list):
+    """A list that counts the items read from it one at a time."""
+
+    reads = 0
+
+    def __getitem__(self, i):
+        type(self).reads += 1
+        return super().__getitem__(i)
+
+
+@pytest.mark.parametrize("name", ["policy_gaussian", "policy_gaussian_public", "weighted_gaussian",
+                                  "dp_sips", "count_gaussian"])
+def test_a_release_reads_the_names_of_the_items_it_releases_only(monkeypatch, name):
+    """Candidates' names are fetched from the vocabulary (on Dask, from the workers) only for
+    the items released: 1,000 candidates, a few released."""
+    users = [(f"u{u}", ["common"] * 3 + [f"rare{u}"]) for u in range(1000)]
+    data = ItemSets.from_user_items(users)
+    monkeypatch.setattr(data.vocab, "_strings", _CountingList(data.vocab.strings))
+    monkeypatch.setattr(_CountingList, "reads", 0)
+    public = ["common", "other"] if name.endswith("_public") else []
+    kw = {"public_items": public} if public else {}
+    release = make_mechanism(name, epsilon=1.0, delta=1e-5, **kw).release(data, key=KEYS[0])
+    assert "common" in release.items
+    # released items outside P; and, to confirm each hash match by name, the held items of P
+    expected = len(set(release.items) - set(public)) + len(set(public) & set(data.vocab.strings))
+    assert _CountingList.reads == expected

@@ -7,7 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dp_vocab.bounding import _kernels, keyed_order, user_keys
-from dp_vocab.bounding.user_order import (encode_user_id, encode_user_ids, siphash24,
+from dp_vocab.bounding.user_order import (_prf_words_serial, _prf_words_threaded,
+                                          encode_user_id, encode_user_ids, siphash24,
                                           siphash_keys)
 
 # SipHash-2-4 with key 00 01 .. 0f on the messages 00 01 .. (n-1), n = 0..63: the test vectors
@@ -87,6 +88,23 @@ def test_the_four_words_are_computed_in_lockstep_exactly_as_one_at_a_time():
         enc = np.frombuffer(encode_user_id(uid), dtype=np.uint8)
         got = [int(siphash24(k0, k1, enc, 0, enc.size)) for k0, k1 in keys]
         assert words[row].tolist() + [int(seeds[row])] == got
+
+
+@pytest.mark.parametrize("n", [0, 1, 63, 64, 65, 1000])
+def test_threaded_and_serial_prf_kernels_agree(n):
+    """Large corpora compute the users' words on every core, under a distinct name (numba's
+    cache would otherwise serve the serial build for both); each row is its own, in any
+    chunking, and equals one SipHash call per key."""
+    keys = siphash_keys(bytes(range(32)))
+    buf, offsets = encode_user_ids([f"user {i}" + "é" * (i % 9) for i in range(n)])
+    serial = _prf_words_serial(buf, offsets, keys)
+    threaded = _prf_words_threaded(buf, offsets, keys)
+    assert _prf_words_threaded.py_func.__name__.endswith("_threads")
+    assert serial.shape == (n, 4) and serial.tolist() == threaded.tolist()
+    for row in range(0, n, 97):
+        enc = buf[offsets[row]:offsets[row + 1]]
+        assert serial[row].tolist() == [int(siphash24(k0, k1, enc, 0, enc.size))
+                                        for k0, k1 in keys]
 
 
 @given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3), st.integers(0, 2**64 - 1)),

@@ -243,9 +243,10 @@ def _an_occurrence(inverse: np.ndarray, n: int) -> np.ndarray:
 
 def _weights_of(its: _Partition, key: bytes, bounding: Bounding, weighting, exclude):
     w = its.weight_sums(key, bounding, weighting, exclude)
+    names = list(w.names)
     index = its.vocab.index
-    ids = np.fromiter((index[n] for n in w.names), dtype=np.int64, count=len(w.names))
-    return _Whole((w.names, its.identities[ids], w.weights))
+    ids = np.fromiter((index[n] for n in names), dtype=np.int64, count=len(names))
+    return _Whole((names, its.identities[ids], w.weights))
 
 
 def _add_weights(parts: list) -> ItemWeights:

@@ -18,8 +18,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from ..bounding import (MAX_ITEMS_PER_USER, Bounded, Bounding, Input, ItemWeights, Priority,
-                        UserData, Weighting, canonical_order, check_key, user_weights)
+from ..bounding import (MAX_ITEMS_PER_USER, Bounded, Bounding, Input, ItemWeights, NamesOf,
+                        Priority, UserData, Weighting, canonical_order, check_key, user_weights)
 from ..privacy.accounting import Stage
 from ..privacy.noise import (RandomSource, bernoulli, gaussian_release_probability,
                              laplace_release_probability)
@@ -195,7 +195,7 @@ class Mechanism:
         weights = self._weights(rows.bounded, rows.n_items)
         cand = self._candidates(rows.bounded, weights)
         cand = cand[canonical_order(rows.hashes[cand])]   # before the names: one list, in order
-        return ItemWeights(rows.names_of(cand), rows.hashes[cand], weights[cand])
+        return ItemWeights(NamesOf(rows.names_of, cand), rows.hashes[cand], weights[cand])
 
     def histogram(self, itemsets, key: bytes) -> dict[str, float]:
         """Pre-noise weights of the release candidates for the user order fixed by ``key``.
@@ -218,7 +218,7 @@ class Mechanism:
         key = check_key(key) if key is not None else random.key()
         h = self._histogram(itemsets, key)
         keep, values = self._decide(h.weights, random)
-        released = [n for n, k in zip(h.names, keep.tolist()) if k]
+        released = h.names_at(np.flatnonzero(keep))
         counts = None
         if values is not None:
             counts = dict(zip(released, values[keep].tolist()))

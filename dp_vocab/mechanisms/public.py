@@ -33,8 +33,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 from scipy.special import log_ndtr, ndtri
 
-from ..bounding import (MAX_ITEMS_PER_USER, Bounding, ItemWeights, UserData, canonical_order,
-                        check_key)
+from ..bounding import (MAX_ITEMS_PER_USER, Bounding, ItemWeights, NamesOf, UserData,
+                        canonical_order, check_key)
 from ..errors import CorpusError, ParameterError
 from ..itemsets import ITEM_HASH, item_hashes
 from ..privacy.noise import RandomSource, bernoulli, gaussian_release_probability
@@ -123,7 +123,7 @@ class PublicDomain:
     def _by_hash(self) -> tuple[np.ndarray, np.ndarray] | None:
         """(the items' hashes sorted, the rank of each), or None when two items of P share a
         hash (then ``ranks`` looks items up by name)."""
-        order = np.argsort(self.hashes, kind="stable")
+        order = canonical_order(self.hashes)   # only used when the hashes are distinct
         ranked = self.hashes[order]
         if ranked.size > 1 and (ranked[1:] == ranked[:-1]).any():
             return None
@@ -444,12 +444,10 @@ def release_with_public_domain(h: ItemWeights, domain: PublicDomain, bh_weights:
     if ``adaptive_lambda`` is set), counting those and the ``released_before`` items (earlier
     rounds) as other discoveries. ``ranks``: ``domain.ranks`` of h's items, if known. Returns
     the released items (unsorted)."""
-    names = h.names
-    pos = ranks if ranks is not None else \
-        domain.ranks(h.hashes, lambda idx: [names[i] for i in idx.tolist()])
+    pos = ranks if ranks is not None else domain.ranks(h.hashes, h.names_at)
     outside = np.flatnonzero(pos < 0)
     keep = bernoulli(gaussian_release_probability(h.weights[outside], threshold, sigma), random)
-    released = [h.names[i] for i in outside[keep].tolist()]
+    released = h.names_at(outside[keep])
     on_p = np.zeros(len(domain.items), dtype=np.float64)
     inside = pos >= 0
     on_p[pos[inside]] = h.weights[inside]
@@ -650,7 +648,8 @@ class PolicyGaussianPublic(_PublicCutoff, PolicyGaussian):
         weights = _kernels.l2_descent_cutoffs(b.order, b.indptr, b.items, rows.n_items, gammas)
         cand = np.flatnonzero(weights > 0)
         cand = cand[canonical_order(rows.hashes[cand])]   # what .canonical() gives, one pass
-        return ItemWeights(rows.names_of(cand), rows.hashes[cand], weights[cand]), ranks[cand]
+        return ItemWeights(NamesOf(rows.names_of, cand), rows.hashes[cand], weights[cand]), \
+            ranks[cand]
 
     def release(self, itemsets, key: bytes | None = None,
                 random: RandomSource | None = None) -> Release:
@@ -698,7 +697,7 @@ class DPSIPSPublic(_PublicDomainParams, DPSIPS):
             sigma, tau = self.round_sigmas[r - 1], self.round_thresholds[r - 1]
             if r < self.rounds:
                 keep = bernoulli(gaussian_release_probability(h.weights, tau, sigma), random)
-                released = [n for n, k in zip(h.names, keep.tolist()) if k]
+                released = h.names_at(np.flatnonzero(keep))
             else:  # P minus the items already released: fixed by the earlier output
                 rest = PublicDomain(tuple(x for x in self.domain.items if x not in removed),
                                     self.domain.source, self.domain.normalised)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+import numpy as np
 
 from ..bounding import Bounded, ItemWeights, UserData, Weighting, check_key, derive_key
 from ..errors import ParameterError
@@ -117,7 +118,7 @@ class DPSIPS(Mechanism):
             h = self._round(itemsets, frozenset(removed), key, r)
             keep = bernoulli(gaussian_release_probability(
                 h.weights, self.round_thresholds[r - 1], self.round_sigmas[r - 1]), random)
-            released = [n for n, k in zip(h.names, keep.tolist()) if k]
+            released = h.names_at(np.flatnonzero(keep))
             removed.update(released)
             per_round.append({"round": r, "released": len(released)})
         return Release(items=sorted(removed),
