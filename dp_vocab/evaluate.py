@@ -59,7 +59,9 @@ class Evaluation:
                        f"held by ≥ {k} users: {np_[f'held_by_at_least_{k}']:,}"
                        for k in HOLDER_THRESHOLDS))
         t.caption = caption
-        extra = [c for c in UTILITY_COLUMNS if any(f"{c}_mean" in r for r in self.summary)]
+        # a column only where measured: coverage is NaN without held-out users
+        extra = [c for c in UTILITY_COLUMNS if any(f"{c}_mean" in r and r[f"{c}_mean"] ==
+                                                   r[f"{c}_mean"] for r in self.summary)]
         if not extra:
             return t
         u = Table(title=f"[bold red]{NON_PRIVATE}[/] utility (means; tok/w NP: a non-private "
@@ -103,6 +105,21 @@ UTILITY_COLUMNS = ("true_items", "false_positives", "heldout_coverage", "tokens_
                    "tokens_per_word_nonprivate")
 _SHORT = {"true_items": "true", "false_positives": "FP", "heldout_coverage": "cover",
           "tokens_per_word": "tok/w", "tokens_per_word_nonprivate": "tok/w NP"}
+
+
+DEFAULT_MECHANISMS = ("weighted_gaussian", "policy_laplace", "policy_gaussian", "gw")
+
+
+def recipe_mechanism(source) -> tuple[str, dict] | None:
+    """A recipe's [mechanism]: (short name, its parameters but ε and δ), or None for a corpus."""
+    if isinstance(source, ItemSets) or Path(source).suffix != ".cfg":
+        return None
+    from .recipes import load_recipe
+    from .registry import resolve_mechanism_name
+    section = load_recipe(source)["mechanism"]
+    name = resolve_mechanism_name(section["@mechanisms"]).split(".")[1]
+    return name, {k: v for k, v in section.items()
+                  if not k.startswith("@") and k not in ("epsilon", "delta")}
 
 
 def _with_recipe_public_params(source, mechanisms, params: dict) -> dict:
@@ -152,13 +169,15 @@ def _run_one(config: dict) -> dict:
     return {**record, "_items": rel.items}
 
 
-def evaluate(source, mechanisms: list[str], epsilons: list[float], delta: float = 1e-5,
+def evaluate(source, mechanisms: list[str] | None, epsilons: list[float], delta: float = 1e-5,
              repeats: int = 3, max_items_per_user: list[int] | None = None,
              mechanism_params: dict | None = None, jobs: int = 1,
              on_run: Callable[[dict], None] | None = None, progress=None,
              holdout: float = 0.0) -> Evaluation:
     """Run every configuration ``repeats`` times. ``source``: a JSONL corpus, a recipe (.cfg,
     its corpus and [items]) or ItemSets. ``mechanism_params``: extra parameters per mechanism.
+    ``mechanisms`` None: ``DEFAULT_MECHANISMS`` and a recipe's own mechanism, which runs with
+    the recipe's parameters; ``max_items_per_user`` None: the recipe's Δ0, else 100.
 
     Item-set runs get NON-PRIVATE columns: true items (held by some user the mechanism saw) and
     false positives. With ``holdout`` > 0 that share of users (a fixed hash split) is kept out of
@@ -167,6 +186,17 @@ def evaluate(source, mechanisms: list[str], epsilons: list[float], delta: float 
     non-private one of the same size built from the training users' most frequent items."""
     from .privacy.params import check_delta, check_epsilon, check_positive_int
     from .registry import resolve_mechanism_name
+    recipe = recipe_mechanism(source)
+    if mechanisms is None:
+        mechanisms = list(DEFAULT_MECHANISMS)
+        if recipe is not None and recipe[0] not in mechanisms:
+            mechanisms.append(recipe[0])
+    if recipe is not None and recipe[0] in mechanisms:   # the recipe's own settings for it
+        own = {k: v for k, v in recipe[1].items() if k != "max_items_per_user"}
+        mechanism_params = {**(mechanism_params or {}),
+                            recipe[0]: {**own, **(mechanism_params or {}).get(recipe[0], {})}}
+    if max_items_per_user is None and recipe is not None:
+        max_items_per_user = [recipe[1].get("max_items_per_user", 100)]
     if not mechanisms:
         raise ParameterError("mechanisms", mechanisms, "at least one mechanism name")
     for m in mechanisms:

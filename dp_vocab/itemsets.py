@@ -135,8 +135,8 @@ class ItemSets:
         {'a': {'x': 2, 'y': 1, 'z': 1}, 'b': {'y': 1}}
         """
         builder = ItemSetsBuilder(vocab)
-        for user, items in pairs:
-            builder.add(user, items)
+        for k, (user, items) in enumerate(pairs):
+            builder.add(user, _checked_items(items, k))
         return builder.build()
 
     @property
@@ -242,6 +242,25 @@ def needs_item_sets() -> ParameterError:
                           "item sets (this mechanism counts each user's distinct items)",
                           "Run it through a recipe, or build its input with "
                           "dp_vocab.extract_itemsets().")
+
+
+def _checked_items(items, k: int) -> list[str]:
+    """The items of pair ``k`` of ``from_user_items`` as a list of strings, or a CorpusError
+    that says what was found by its type only (never a value: they are private)."""
+    if isinstance(items, (str, bytes)):
+        raise CorpusError(f"pair {k}: expected an iterable of item strings (e.g. a list of "
+                          f"tokens), found a {type(items).__name__}, which would be read as its "
+                          f"characters. Split the text first (e.g. text.split()) or use an "
+                          f"extractor (dp_vocab.itemsets_from_frame)", field="items")
+    items = list(items)
+    for item in items:
+        if type(item) is not str:
+            kind = type(item).__name__
+            raise CorpusError(f"pair {k}: expected item strings, found "
+                              f"{'an' if kind[0] in 'aeiou' else 'a'} {kind}. Convert the "
+                              f"items to str first",
+                              field="items")
+    return items
 
 
 def _check_user_id(user) -> None:

@@ -166,6 +166,42 @@ def test_override_errors_name_what_the_user_typed(tmp_path, args, message):
     assert "Traceback" not in res.output and not out.exists()
 
 
+@pytest.mark.parametrize("args,message", [
+    # a value of the wrong type: what was expected, in recipe terms, and what was given
+    (["--items.lowercase", "maybe"], r"^error: recipe: items\.lowercase: expected true or "
+                                     r"false, got 'maybe'$"),
+    (["--items.n_max", "1.5"], r"^error: recipe: items\.n_max: expected an integer, got 1\.5$"),
+    (["--corpus.user_field", "3"], r"^error: recipe: corpus\.user_field: expected a string in "
+                                   r"quotes, e\.g\. \"text\", got 3$"),
+    # a short registry name: the full one it most likely meant
+    (["--mechanism.@mechanisms", "gw"], r"^error: recipe \[mechanism\]: @mechanisms = 'gw' is "
+                                        r"not registered\. Did you mean 'dp_vocab\.gw\.v1'\?"),
+    (["--items.tokenizer.@tokenizers", "spacy"], r"^error: recipe \[items\]: @tokenizers = "
+                                                 r"'spacy' is not registered\. Did you mean "
+                                                 r"'dp_vocab\.spacy\.v1'\?.*registered: "),
+    (["--run.key", "zz"], r"^error: run\.key: expected 32\+ bytes"),
+])
+def test_recipe_value_errors_say_what_was_expected(tmp_path, args, message):
+    import re
+    out = tmp_path / "o"
+    res = runner.invoke(app, ["run", str(QUICKSTART), "--output", str(out),
+                              "--paths.corpus", str(small_corpus(tmp_path))] + args,
+                        terminal_width=400)
+    assert res.exit_code == 2
+    assert re.search(message, res.output.strip()), res.output
+    assert not out.exists()
+
+
+def test_a_relative_corpus_path_is_said_to_be_read_from_the_working_directory(tmp_path,
+                                                                            monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    res = runner.invoke(app, ["run", str(QUICKSTART), "-o", str(tmp_path / "o"),
+                              "--paths.corpus", "data/c.jsonl"], terminal_width=400)
+    assert res.exit_code == 2
+    assert f"data/c.jsonl: corpus file not found (a relative path: read from the current " \
+           f"directory, {tmp_path})" in res.output
+
+
 def test_mechanisms_command_lists_every_mechanism():
     res = runner.invoke(app, ["mechanisms"], terminal_width=200)
     assert res.exit_code == 0
@@ -294,6 +330,11 @@ def test_skip_mode_reports_skips_on_the_console_only(tmp_path):
     assert res.exit_code == 0, res.output
     assert "skipped 1 malformed line" in res.output and "c.jsonl:11" in res.output
     assert "skipped" not in (out / "privacy.json").read_text()
+    # --quiet drops progress and the summary, not the news that lines were dropped
+    res = runner.invoke(app, ["run", str(QUICKSTART), "-o", str(out), "--paths.corpus", str(p),
+                              "--corpus.on_error", "skip", "--force", "-q"])
+    assert res.exit_code == 0, res.output
+    assert "skipped 1 malformed line" in res.output and "dp-vocab release" not in res.output
 
 
 def test_plan_reads_no_data_and_execute_does(tmp_path):

@@ -194,7 +194,7 @@ HOSTILE_LINES = [
     b'{"user": "a", "text": "ok fine"}',
     b'{"user": 7, "text": "an integer id"}',                       # mixed kinds in one chunk
     b'{"user": "7", "text": "a string id"}',
-    b'{"user": "d", "text": "first", "user": "e"}',                  # duplicate key: last wins
+    b'{"user": "d", "text": "first", "user": "e"}',                  # duplicate key: an error
     b'{"user": "s", "text": "lone \\ud800 surrogate"}',
     b'{"user": "t", "text": "raw\ttab"}',                             # json rejects
     b'{"\\u0075ser": "x", "text": "escaped key"}',
@@ -286,16 +286,24 @@ def test_keys_of_the_field_name_anywhere_leave_the_polars_path(tmp_path, monkeyp
     slow_chunks = []
     real_slow = columns._slow
     monkeypatch.setattr(columns, "_slow", lambda *a: slow_chunks.append(1) or real_slow(*a))
-    assert _frames_docs(JsonlReader(p)) == list(JsonlReader(p))
+
+    def outcome(read):   # the documents, or the error (a duplicate field is one)
+        try:
+            return read(JsonlReader(p))
+        except CorpusError as e:
+            return str(e)
+    assert outcome(_frames_docs) == outcome(list)
     assert slow_chunks == [1]
 
 
 def test_a_field_name_json_can_escape_is_read_line_by_line(tmp_path):
-    # "a\/b" is the key "a/b": a duplicate polars and json resolve differently (first / last)
+    # "a\/b" is the key "a/b": a duplicate polars and json resolve differently (first / last),
+    # so both paths refuse it, naming the field
     p = tmp_path / "c.jsonl"
     p.write_bytes(b'{"a/b": "first", "text": "t", "a\\/b": "last"}\n')
-    reader = JsonlReader(p, user_field="a/b")
-    assert _frames_docs(reader) == list(JsonlReader(p, user_field="a/b")) == [("last", "t")]
+    for read in (_frames_docs, list):
+        with pytest.raises(CorpusError, match=r"c\.jsonl:1: field 'a/b': given twice"):
+            read(JsonlReader(p, user_field="a/b"))
 
 
 @pytest.mark.parametrize("grouped", [True, False])

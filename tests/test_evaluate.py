@@ -70,6 +70,27 @@ def test_evaluate_cli_on_the_sample(tmp_path):
     assert not any("coverage_n1" in s for s in data["summary"] if s["mechanism"] != "dpne")
 
 
+def test_evaluate_of_a_recipe_compares_its_own_mechanism_as_configured(tmp_path):
+    """Without --mechanisms / --max-items-per-user, a recipe's mechanism joins the default
+    comparison with the recipe's parameters and Δ0 (quickstart: the public variant, Δ0 1000)."""
+    recipe = tmp_path / "r.cfg"
+    text = (Path(__file__).resolve().parents[1] / "recipes" / "quickstart.cfg").read_text()
+    recipe.write_text(text.replace('corpus = "corpora/reddit_college_sample.jsonl.gz"',
+                                   f'corpus = "{SAMPLE}"').replace("alpha = 2.0", "alpha = 3.0"))
+    ev = evaluate(recipe, None, [3.0], repeats=1)
+    by = {s["mechanism"]: s for s in ev.summary}
+    assert list(by) == ["weighted_gaussian", "policy_laplace", "policy_gaussian", "gw",
+                        "policy_gaussian_public"]
+    assert {s["max_items_per_user"] for s in ev.summary} == {1000}
+    own = [r for r in ev.runs if r["mechanism"] == "policy_gaussian_public"][0]
+    assert own["alpha"] == 3.0   # the recipe's, not the default 2.0
+    assert all("alpha" not in r for r in ev.runs if r["mechanism"] != "policy_gaussian_public")
+    # asked for explicitly, the grid is the caller's
+    ev = evaluate(recipe, ["policy_gaussian"], [3.0], repeats=1, max_items_per_user=[50])
+    assert [(s["mechanism"], s["max_items_per_user"]) for s in ev.summary] == \
+        [("policy_gaussian", 50)]
+
+
 def test_evaluate_rejects_unknown_mechanisms(tmp_path):
     from dp_vocab.errors import ParameterError
     with pytest.raises(ParameterError, match="mechanism"):

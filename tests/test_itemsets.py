@@ -51,3 +51,14 @@ def test_arrays_are_read_only():
     s = ItemSets.from_user_items([("a", ["x"])])
     with pytest.raises(ValueError):
         s.items[0] = 3
+
+
+@pytest.mark.parametrize("items,found", [("the cat", "found a str"), (b"xy", "found a bytes"),
+                                         (["x", 1], "found an int"), ([None], "found a NoneType")])
+def test_from_user_items_wants_lists_of_strings(items, found):
+    """A text in place of its items would be read as characters, and non-string items fail
+    later, far from the cause: both are refused where the item sets are built, by type."""
+    with pytest.raises(CorpusError, match=f"field 'items': pair 1: expected .*{found}"):
+        ItemSets.from_user_items([("u", ["ok"]), ("v", items)])
+    assert ItemSets.from_user_items([("u", iter(["a", "b"])), ("v", ("a",))]).to_dict() == \
+        {"u": {"a": 1, "b": 1}, "v": {"a": 1}}

@@ -44,7 +44,16 @@ BAD_LINES = [
      r"c.jsonl:1: not valid JSON \(string not closed before the end of the line, column 30\)"),
     (b'{"user": "a", "text": "tab\there"}\n', r"c.jsonl:1: not valid JSON \(Invalid control "
                                             r"character, column 27\)"),
+    # a field given twice: which one counts differs between JSON readers
+    (b'{"user": "a", "text": "x", "user": "b"}\n', r"c.jsonl:1: field 'user': given twice"),
+    (b'{"user": "a", "text": "x", "te\\u0078t": "y"}\n', r"c.jsonl:1: field 'text': given twice"),
 ]
+
+
+def test_only_the_objects_own_fields_count_as_given_twice(tmp_path):
+    p = tmp_path / "c.jsonl"
+    p.write_bytes(b'{"user": "a", "text": "say \\"user\\": \\u00e9", "m": {"text": 1, "text": 2}}\n')
+    assert list(JsonlReader(p)) == [("a", 'say "user": \u00e9')]
 
 
 @pytest.mark.parametrize("content,message", BAD_LINES)

@@ -141,3 +141,6 @@ def test_frames_are_validated_like_files():
         assert SECRET not in str(e.value)
     r = FrameReader(pl.DataFrame({"user": ["a", "b"], "text": ["x", " "]}), on_error="skip")
     assert list(r) == [("a", "x")] and r.skipped == 1
+    # the fix is said in the terms of the call that made the frame's reader, not a recipe's
+    with pytest.raises(CorpusError, match=r'pass on_error="skip" to skip such lines'):
+        itemsets_from_frame(cases[0][0], user="author", text="body")

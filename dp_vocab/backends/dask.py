@@ -505,7 +505,8 @@ class DaskBackend:
             from distributed import Client, LocalCluster
         except ImportError:
             raise ParameterError("run.backend", "dask", "an installed dask[distributed]",
-                                 "pip install 'dp-vocab[dask]'") from None
+                                 "pip install 'dask[distributed]>=2023.1' (or '.[dask]' in a "
+                                 "dp-vocab checkout)") from None
         self.scheduler_address = scheduler_address
         self.n_workers = int(n_workers)
         if scheduler_address:

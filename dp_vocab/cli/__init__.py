@@ -89,14 +89,17 @@ def _errors():
 
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def run(ctx: typer.Context,
-        recipe: Path = typer.Argument(..., help="Recipe file (.cfg), e.g. recipes/quickstart.cfg"),
+        recipe: Path = typer.Argument(..., metavar="RECIPE",
+                                      help="Recipe file (.cfg), e.g. recipes/quickstart.cfg"),
         output: Path = typer.Option(..., "--output", "-o", help="Output directory (created)"),
         force: bool = typer.Option(False, "--force", help="Replace an existing output directory"),
-        quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress or summary")):
+        quiet: bool = typer.Option(False, "--quiet", "-q",
+                                   help="No progress or summary (warnings, notes and skipped "
+                                        "lines still go to stderr)")):
     """Run RECIPE and write the release to OUTPUT. Override any recipe value with
     --section.key VALUE, e.g. --mechanism.epsilon 1 --paths.corpus my.jsonl"""
     from ..recipes import parse_overrides, run_recipe
-    from .display import ReadProgress, print_summary
+    from .display import ReadProgress, print_skipped, print_summary
 
     import signal
 
@@ -111,6 +114,8 @@ def run(ctx: typer.Context,
                                 progress=prog.update)
         if not quiet:
             print_summary(result)
+        else:
+            print_skipped(result)
         for note in result.notes:   # where an export differs from the recipe's request
             _print_stderr("note:", "yellow", note)
         if not result.release.items:
@@ -155,14 +160,18 @@ def _split(text: str, cast, option: str, example: str) -> list:
 
 
 @app.command()
-def evaluate(source: Path = typer.Argument(..., help="JSONL corpus or recipe (.cfg)"),
-             mechanisms: str = typer.Option("weighted_gaussian,policy_laplace,policy_gaussian,gw",
-                                            help="Comma-separated mechanism names"),
+def evaluate(source: Path = typer.Argument(..., metavar="CORPUS-OR-RECIPE",
+                                           help="JSONL corpus or recipe (.cfg)"),
+             mechanisms: str = typer.Option(None, help="Comma-separated mechanism names "
+                                            "[default: weighted_gaussian,policy_laplace,"
+                                            "policy_gaussian,gw, and a recipe's own mechanism "
+                                            "with its parameters]"),
              epsilon: str = typer.Option("1,3,8", help="Comma-separated ε values"),
              delta: float = typer.Option(1e-5, help="δ for every configuration"),
              repeats: int = typer.Option(3, help="Runs per configuration"),
-             max_items_per_user: str = typer.Option("100", "--max-items-per-user",
-                                                    help="Comma-separated Δ0 values"),
+             max_items_per_user: str = typer.Option(None, "--max-items-per-user",
+                                                    help="Comma-separated Δ0 values [default: "
+                                                         "a recipe's Δ0, else 100]"),
              param: list[str] = typer.Option([], "--param", "-p",
                                              help="mechanism.key=value, e.g. gw_kt.public_frequencies=f.tsv"),
              jobs: int = typer.Option(1, help="Parallel processes for the configurations"),
@@ -174,8 +183,8 @@ def evaluate(source: Path = typer.Argument(..., help="JSONL corpus or recipe (.c
     from rich.console import Console
     from rich.progress import Progress
 
+    from ..evaluate import DEFAULT_MECHANISMS, recipe_mechanism, write_report
     from ..evaluate import evaluate as run_eval
-    from ..evaluate import write_report
     from ..output_dir import check_output_dir
     from ..recipes import parse_override_value
     from .display import ReadProgress
@@ -183,7 +192,8 @@ def evaluate(source: Path = typer.Argument(..., help="JSONL corpus or recipe (.c
     try:
         import matplotlib  # noqa: F401
     except ImportError:
-        _fail("evaluate needs matplotlib: pip install 'dp-vocab[eval]'")
+        _fail("evaluate needs matplotlib: pip install 'matplotlib>=3.6' (or '.[eval]' in a "
+              "dp-vocab checkout)")
     with _errors():
         check_output_dir(output, force, protect=[source])
         params: dict = {}
@@ -193,10 +203,15 @@ def evaluate(source: Path = typer.Argument(..., help="JSONL corpus or recipe (.c
             k, v = kv.split("=", 1)
             mech, key = k.split(".", 1)
             params.setdefault(mech, {})[key] = parse_override_value(v)
-        mechs = _split(mechanisms, str, "--mechanisms", "policy_gaussian,gw")
+        mechs = None if mechanisms is None else \
+            _split(mechanisms, str, "--mechanisms", "policy_gaussian,gw")
         eps = _split(epsilon, float, "--epsilon", "1,3,8")
-        d0s = _split(max_items_per_user, int, "--max-items-per-user", "10,100")
-        total = len(mechs) * len(eps) * len(d0s) * max(repeats, 1)
+        d0s = None if max_items_per_user is None else \
+            _split(max_items_per_user, int, "--max-items-per-user", "10,100")
+        recipe = recipe_mechanism(source)
+        n_mechs = len(mechs) if mechs is not None else \
+            len(set(DEFAULT_MECHANISMS) | ({recipe[0]} if recipe else set()))
+        total = n_mechs * len(eps) * (len(d0s) if d0s else 1) * max(repeats, 1)
         configs = Progress(console=Console(stderr=True), transient=True)
         task = None
 
@@ -221,7 +236,8 @@ def evaluate(source: Path = typer.Argument(..., help="JSONL corpus or recipe (.c
 
 
 @app.command()
-def audit(mechanism: str = typer.Argument(..., help="Registered mechanism, e.g. gw_kt"),
+def audit(mechanism: str = typer.Argument(..., metavar="MECHANISM",
+                                          help="Registered mechanism, e.g. gw_kt"),
           epsilon: float = typer.Option(1.0, help="ε of the mechanism"),
           delta: float = typer.Option(1e-5, help="δ of the mechanism"),
           param: list[str] = typer.Option([], "--param", "-p",

@@ -93,6 +93,13 @@ def print_summary(result) -> None:
     err.print(f"[dim]NON-PRIVATE operator diagnostic (stderr only, never written to the output): "
               f"time extract {result.timings['extract_s']:.1f} s, "
               f"release {result.timings['release_s']:.2f} s[/]")
+    print_skipped(result)
+
+
+def print_skipped(result) -> None:
+    """What on_error = "skip" dropped, if anything: shown even with --quiet (a run that
+    silently lost lines would look clean)."""
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
     if result.skipped:
         err.print(f"[yellow]NON-PRIVATE operator diagnostic (stderr only, never written to the "
                   f"output; do not publish): skipped {result.skipped} malformed line(s) "

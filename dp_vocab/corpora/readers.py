@@ -88,13 +88,16 @@ def _expand(path) -> list[Path]:
 
 def _check_path(path, kind: str = "file") -> Path:
     p = Path(path)
+    # a relative path is read from the working directory, not from the recipe's folder
+    where = "" if p.is_absolute() else f" (a relative path: read from the current directory, " \
+                                        f"{Path.cwd()})"
     if kind == "file" and not p.is_file():
-        hint = " (it is a directory; use the text-folder reader)" if p.is_dir() else ""
+        hint = " (it is a directory; use the text-folder reader)" if p.is_dir() else where
         raise CorpusError(f"corpus file not found{hint}. Point the recipe at it with "
-                          f"--paths.corpus FILE", path=p)
+                          f"--paths.corpus FILE, or pass an existing path", path=p)
     if kind == "dir" and not p.is_dir():
-        raise CorpusError("corpus folder not found. Point the recipe at it with "
-                          "--paths.corpus DIR", path=p)
+        raise CorpusError(f"corpus folder not found{where}. Point the recipe at it with "
+                          f"--paths.corpus DIR, or pass an existing path", path=p)
     return p
 
 
@@ -112,6 +115,9 @@ class _Reader:
             self.path = _check_path(path, kind)
             self.files = [self.path]
         self.on_error = check_choice(on_error, "on_error", ON_ERROR)
+        # how to skip bad lines, in the words of where this reader was configured
+        self._skip_hint = 'pass on_error="skip"' if kind == "memory" else \
+            'set corpus.on_error = "skip" (on_error="skip" from Python)'
         self.skipped = 0
         self.skip_reasons: list[str] = []
         self._raw = None
@@ -173,8 +179,8 @@ class _Reader:
         path = path or self._current or self.path
         if self.on_error == "raise":
             self._check_compressed_stream(line)
-            raise CorpusError(f"{message}. Fix the line, or set corpus.on_error = \"skip\" to "
-                              f"skip such lines" if line is not None else message,
+            raise CorpusError(f"{message}. Fix the line, or {self._skip_hint} to skip such "
+                              f"lines" if line is not None else message,
                               path=path, line=line, field=field)
         self.skipped += 1
         if len(self.skip_reasons) < _KEEP_REASONS:
@@ -301,6 +307,11 @@ class JsonlReader(_Reader):
         if not isinstance(obj, dict):
             self._bad(f"expected a JSON object, found {_kind(obj)}", lineno)
             return None
+        twice = _twice(line, (uf, tf))
+        if twice is not None:
+            self._bad("given twice in the object: JSON readers differ on which one counts "
+                      "(Python's json the last, others the first); keep one", lineno, twice)
+            return None
         if uf not in obj:
             self._bad("missing (set user_field to the key that holds the user id)", lineno, uf)
             return None
@@ -310,6 +321,24 @@ class JsonlReader(_Reader):
         user = _check_user(self, obj[uf], uf, lineno)
         text = _check_text(self, obj[tf], tf, lineno) if user is not None else None
         return None if text is None else (user, text)
+
+
+def _twice(line: bytes, names: tuple[str, ...]) -> str | None:
+    """The first of ``names`` that the line's object holds as a key twice, or None. A second
+    parse, only for lines where a name may occur twice: written plainly twice, or spelt with a
+    \\u escape (the only other spelling of a name ``columns._plain`` accepts)."""
+    from .columns import _plain
+    if all(_plain(n) and line.count(json.dumps(n).encode()) < 2 for n in names) \
+            and b"\\u" not in line:
+        return None
+    found: list[str] = []
+
+    def pairs_hook(pairs):   # objects close inner first: the outer object's call comes last
+        keys = [k for k, _ in pairs]
+        found[:] = [n for n in names if keys.count(n) > 1]
+        return dict(pairs)
+    json.loads(line, object_pairs_hook=pairs_hook)
+    return found[0] if found else None
 
 
 class CsvReader(_Reader):

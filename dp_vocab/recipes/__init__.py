@@ -226,13 +226,27 @@ def _first_line(e: BaseException) -> str:
     return text.splitlines()[0] if text else type(e).__name__
 
 
+_EXPECTED = {"bool": "true or false", "int": "an integer", "float": "a number",
+             "str": "a string in quotes, e.g. \"text\""}
+
+
+def _type_message(msg: str) -> str:
+    """confection's "at root: 'maybe' is not <class 'bool'>" as "expected true or false, got
+    'maybe'" (a recipe value: public)."""
+    m = re.fullmatch(r"at root: (.*) is not <class '(\w+)'>", msg)
+    if m is None or m.group(2) not in _EXPECTED:
+        return msg
+    return f"expected {_EXPECTED[m.group(2)]}, got {m.group(1)}"
+
+
 def _config_error(e: ConfigValidationError) -> str:
     errors = getattr(e, "errors", None) or []
     if errors:
         parts = []
         for err in errors[:3]:
             loc = ".".join(str(x) for x in err.get("loc", []))
-            parts.append(f"{loc}: {err.get('msg')}" if loc else str(err.get("msg")))
+            msg = _type_message(str(err.get("msg")))
+            parts.append(f"{loc}: {msg}" if loc else msg)
         return "; ".join(parts)
     # a syntax error: confection's description holds configparser's "[line N]: 'text'"
     desc = (getattr(e, "desc", None) or "").replace(
@@ -284,9 +298,34 @@ def _resolve_part(registry, name: str, label: str, part, out: dict) -> None:
         raise RecipeError(f"recipe [{label}]: {e}") from None
     except Exception as e:  # catalogue's RegistryError has no public class to import
         if type(e).__name__ == "RegistryError":
-            raise RecipeError(f"recipe [{label}]: {str(e).splitlines()[0]} Run "
-                              f"`dp-vocab mechanisms` for the registered names.") from None
+            raise RecipeError(f"recipe [{label}]: {_unregistered(registry, part)}") from None
         raise
+
+
+def _unregistered(registry, part) -> str:
+    """What a recipe names that no registry holds, and the registered name it most likely
+    meant (recipes take versioned names: "dp_vocab.gw.v1", not "gw")."""
+    blocks = [part]
+    while blocks:
+        block = blocks.pop(0)
+        if not isinstance(block, dict):
+            continue
+        blocks += list(block.values())
+        for key, name in block.items():
+            table = getattr(registry, key[1:], None) if key.startswith("@") else None
+            if table is None or not isinstance(name, str):
+                continue
+            known = sorted(table.get_all())
+            if name in known:
+                continue
+            short = {k.split(".")[1]: k for k in known if k.count(".") == 2}
+            guess = short.get(name) or next((k for k in known if name and name in k), None)
+            hint = f" Did you mean {guess!r}?" if guess else ""
+            listed = "`dp-vocab mechanisms` lists them" if key == "@mechanisms" else \
+                "registered: " + ", ".join(known)
+            return (f"{key} = {name!r} is not registered.{hint} Recipes give the full "
+                    f"versioned name, \"dp_vocab.NAME.v1\" ({listed}).")
+    return "a name in this section is not registered (`dp-vocab mechanisms` lists the mechanisms)"
 
 
 def _accepted_keys(registry, e: ConfigValidationError, part) -> str:
@@ -390,7 +429,10 @@ def plan_run(recipe, output, overrides: dict[str, Any] | None = None,
     seed = run["seed"]
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
         raise ParameterError("run.seed", seed, "null (OS randomness) or an integer >= 0")
-    key = check_key(run["key"]) if run["key"] is not None else None
+    try:
+        key = check_key(run["key"]) if run["key"] is not None else None
+    except ParameterError as e:
+        raise ParameterError("run.key", e.value, e.allowed, e.fix) from None
     reader = resolve_sections(cfg, ("corpus",))["corpus"]  # checks the corpus path exists
     return Plan(cfg=cfg, output=Path(output), force=force, inputs=inputs, reader=reader,
                 extractor=extractor, mechanism=mechanism, counter=counter, ledger=ledger,
