@@ -237,7 +237,7 @@ class DPNE(Mechanism):
             if join is not None:  # n ≥ 2: zero-weight members of the public domain C_n
                 p0 = float(gaussian_release_probability(np.zeros(1), rho, sigma)[0])
                 k = binomial(join.size - len(grams), p0, random)
-                kept += join.sample(k, {join.key_of(g) for g in grams}, random)
+                kept += join.sample(k, set(grams), random)
             previous = sorted(kept)
             levels.set_released(n, previous)
             released_all += [join_str(g) for g in kept]
