@@ -115,11 +115,14 @@ def recipe_mechanism(source) -> tuple[str, dict] | None:
     if isinstance(source, ItemSets) or Path(source).suffix != ".cfg":
         return None
     from .recipes import load_recipe
-    from .registry import resolve_mechanism_name
+    from .registry import mechanism_parameters, resolve_mechanism_name
     section = load_recipe(source)["mechanism"]
     name = resolve_mechanism_name(section["@mechanisms"]).split(".")[1]
-    return name, {k: v for k, v in section.items()
-                  if not k.startswith("@") and k not in ("epsilon", "delta")}
+    params = {k: v for k, v in section.items()
+              if not k.startswith("@") and k not in ("epsilon", "delta")}
+    if "max_items_per_user" not in params:   # the recipe's Δ0 is then its mechanism's own
+        params["max_items_per_user"] = dict(mechanism_parameters(name))["max_items_per_user"]
+    return name, params
 
 
 def _with_recipe_public_params(source, mechanisms, params: dict) -> dict:
@@ -187,6 +190,8 @@ def evaluate(source, mechanisms: list[str] | None, epsilons: list[float], delta:
     from .privacy.params import check_delta, check_epsilon, check_positive_int
     from .registry import resolve_mechanism_name
     recipe = recipe_mechanism(source)
+    if mechanisms is not None:   # full registry names too, as the results name them: short
+        mechanisms = [resolve_mechanism_name(m).split(".")[1] for m in mechanisms]
     if mechanisms is None:
         mechanisms = list(DEFAULT_MECHANISMS)
         if recipe is not None and recipe[0] not in mechanisms:
@@ -196,7 +201,7 @@ def evaluate(source, mechanisms: list[str] | None, epsilons: list[float], delta:
         mechanism_params = {**(mechanism_params or {}),
                             recipe[0]: {**own, **(mechanism_params or {}).get(recipe[0], {})}}
     if max_items_per_user is None and recipe is not None:
-        max_items_per_user = [recipe[1].get("max_items_per_user", 100)]
+        max_items_per_user = [recipe[1]["max_items_per_user"]]
     if not mechanisms:
         raise ParameterError("mechanisms", mechanisms, "at least one mechanism name")
     for m in mechanisms:

@@ -254,7 +254,7 @@ def _checked_items(items, k: int) -> list[str]:
                           f"extractor (dp_vocab.itemsets_from_frame)", field="items")
     items = list(items)
     for item in items:
-        if type(item) is not str:
+        if not isinstance(item, str):
             kind = type(item).__name__
             raise CorpusError(f"pair {k}: expected item strings, found "
                               f"{'an' if kind[0] in 'aeiou' else 'a'} {kind}. Convert the "

@@ -224,14 +224,20 @@ def _candidate_keys(s, room, n, m):
 @njit(cache=True, nogil=True)
 def _mark_released(pos, cand, m, starts, sorted_keys, order, s):
     """s[pos[i]] := the rank in S_n of the key cand[i] (a·m + b), if released; the released
-    keys with prefix a are sorted_keys[starts[a]:starts[a + 1]] (ranks ``order``)."""
+    keys with prefix a are sorted_keys[starts[a]:starts[a + 1]] (ranks ``order``): a search
+    among those, not among all released keys."""
     for i in range(cand.size):
         key = cand[i]
         a = key // m
-        for j in range(starts[a], starts[a + 1]):
-            if sorted_keys[j] == key:
-                s[pos[i]] = order[j]
-                break
+        lo, hi = starts[a], starts[a + 1]
+        while lo < hi:   # binary search among them: a frequent prefix may hold thousands
+            mid = (lo + hi) // 2
+            if sorted_keys[mid] < key:
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo < starts[a + 1] and sorted_keys[lo] == key:
+            s[pos[i]] = order[lo]
 
 
 class CandidateJoin:

@@ -85,10 +85,19 @@ def test_evaluate_of_a_recipe_compares_its_own_mechanism_as_configured(tmp_path)
     own = [r for r in ev.runs if r["mechanism"] == "policy_gaussian_public"][0]
     assert own["alpha"] == 3.0   # the recipe's, not the default 2.0
     assert all("alpha" not in r for r in ev.runs if r["mechanism"] != "policy_gaussian_public")
-    # asked for explicitly, the grid is the caller's
-    ev = evaluate(recipe, ["policy_gaussian"], [3.0], repeats=1, max_items_per_user=[50])
+    # asked for explicitly, the grid is the caller's (full registry names work too)
+    ev = evaluate(recipe, ["dp_vocab.policy_gaussian_public.v1"], [3.0], repeats=1,
+                  max_items_per_user=[50])
     assert [(s["mechanism"], s["max_items_per_user"]) for s in ev.summary] == \
-        [("policy_gaussian", 50)]
+        [("policy_gaussian_public", 50)]
+    assert ev.runs[0]["alpha"] == 3.0
+    # a recipe without Δ0 is at its mechanism's own default (partition_optimal: 1)
+    head, rest = recipe.read_text().split("[mechanism]")
+    recipe.write_text(head + '[mechanism]\n@mechanisms = "dp_vocab.partition_optimal.v1"\n'
+                      'epsilon = ${budget.epsilon}\ndelta = ${budget.delta}\n\n[export]'
+                      + rest.split("[export]")[1])
+    ev = evaluate(recipe, ["gw"], [3.0], repeats=1)
+    assert [(s["mechanism"], s["max_items_per_user"]) for s in ev.summary] == [("gw", 1)]
 
 
 def test_evaluate_rejects_unknown_mechanisms(tmp_path):

@@ -60,5 +60,6 @@ def test_from_user_items_wants_lists_of_strings(items, found):
     later, far from the cause: both are refused where the item sets are built, by type."""
     with pytest.raises(CorpusError, match=f"field 'items': pair 1: expected .*{found}"):
         ItemSets.from_user_items([("u", ["ok"]), ("v", items)])
-    assert ItemSets.from_user_items([("u", iter(["a", "b"])), ("v", ("a",))]).to_dict() == \
-        {"u": {"a": 1, "b": 1}, "v": {"a": 1}}
+    assert ItemSets.from_user_items([("u", iter(["a", "b"])), ("v", ("a",)),
+                                     ("w", np.array(["a"]))]).to_dict() == \
+        {"u": {"a": 1, "b": 1}, "v": {"a": 1}, "w": {"a": 1}}   # str subclasses (np.str_) too

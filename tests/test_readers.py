@@ -50,10 +50,30 @@ BAD_LINES = [
 ]
 
 
+def test_the_duplicate_check_parses_at_the_depth_of_a_plain_parse(tmp_path):
+    """A line nested as deep as json takes is read whether or not its keys are watched (the
+    check once parsed a second time, one frame deeper: a RecursionError past on_error)."""
+    import sys
+    p = tmp_path / "c.jsonl"
+    ok = b'{"user":"b","text":"ok"}\n'
+    for depth in range(sys.getrecursionlimit() - 120, sys.getrecursionlimit() + 20, 4):
+        for escape in (b"x", b"x\\u00e9"):   # a \u escape makes the check watch the keys
+            p.write_bytes(b'{"user":"a","text":"' + escape + b'","m":' + b"[" * depth +
+                          b"]" * depth + b"}\n" + ok)
+            r = JsonlReader(p, on_error="skip")
+            docs = list(r)
+            assert docs[-1] == ("b", "ok") and len(docs) + r.skipped == 2
+            assert r.skipped == 0 or "nested too deeply" in r.skip_reasons[0]
+
+
 def test_only_the_objects_own_fields_count_as_given_twice(tmp_path):
     p = tmp_path / "c.jsonl"
     p.write_bytes(b'{"user": "a", "text": "say \\"user\\": \\u00e9", "m": {"text": 1, "text": 2}}\n')
     assert list(JsonlReader(p)) == [("a", 'say "user": \u00e9')]
+    # a line json reads as UTF-16 is watched too
+    p.write_bytes('{"user":"a","text":"x","user":"b"}'.encode("utf-16"))
+    with pytest.raises(CorpusError, match="field 'user': given twice"):
+        list(JsonlReader(p))
 
 
 @pytest.mark.parametrize("content,message", BAD_LINES)

@@ -225,3 +225,13 @@ def test_threaded_and_serial_bounding_kernels_agree(mode, ordered):
     for a, b in zip(serial, threaded):
         assert a.tolist() == b.tolist()
     assert np.diff(serial[0]).tolist() == np.minimum(lengths, 7).tolist()
+
+
+@pytest.mark.parametrize("key", ["ab" * 15, "zz" * 40, b"short", 12345])
+def test_a_bad_key_is_refused_without_quoting_it(key):
+    """The run key decides the user order: an error says its kind and length, not the key."""
+    from dp_vocab.bounding import check_key
+    from dp_vocab.errors import ParameterError
+    with pytest.raises(ParameterError, match=r"key: expected .*not shown: a key is secret") as e:
+        check_key(key)
+    assert str(key) not in str(e.value) and "abab" not in str(e.value)

@@ -63,14 +63,28 @@ def encode_user_ids(user_ids: list) -> tuple[np.ndarray, np.ndarray]:
     return np.frombuffer(b"".join(parts), dtype=np.uint8), offsets
 
 
+class _NotShown:
+    """What an error says of a secret value in place of the value: its kind and length."""
+
+    def __init__(self, value):
+        size = f" of length {len(value)}" if isinstance(value, (str, bytes, bytearray)) else ""
+        self.text = f"a {type(value).__name__}{size} (not shown: a key is secret)"
+
+    def __repr__(self) -> str:
+        return self.text
+
+
 def check_key(key) -> bytes:
+    """The run key as bytes; its errors never quote it (a key decides the user order)."""
     if isinstance(key, str):
         try:
             key = bytes.fromhex(key)
         except ValueError:
-            raise ParameterError("key", key, "32+ bytes, or their hex string") from None
+            raise ParameterError("key", _NotShown(key), "32+ bytes, or their hex string") \
+                from None
     if not isinstance(key, (bytes, bytearray)) or len(key) < 16:
-        raise ParameterError("key", key, "at least 16 bytes (a fresh random 32-byte key is the default)")
+        raise ParameterError("key", _NotShown(key),
+                             "at least 16 bytes (a fresh random 32-byte key is the default)")
     return bytes(key)
 
 

@@ -284,8 +284,9 @@ class JsonlReader(_Reader):
     def document(self, lineno: int, line: bytes) -> tuple[object, str] | None:
         """One line's (user, text), or None for a blank line or a bad one (reported)."""
         uf, tf = self.user_field, self.text_field
-        try:
-            obj = json.loads(line)
+        twice = _FieldsTwice.for_line(line, (uf, tf))
+        try:   # one parse, at the same depth whether or not keys are watched
+            obj = json.loads(line, object_pairs_hook=twice)
         except UnicodeDecodeError as e:
             self._bad(f"not valid UTF-8 ({e.reason} at byte {e.start} of the line)", lineno)
             return None
@@ -307,10 +308,10 @@ class JsonlReader(_Reader):
         if not isinstance(obj, dict):
             self._bad(f"expected a JSON object, found {_kind(obj)}", lineno)
             return None
-        twice = _twice(line, (uf, tf))
-        if twice is not None:
+        if twice is not None and twice.found:
             self._bad("given twice in the object: JSON readers differ on which one counts "
-                      "(Python's json the last, others the first); keep one", lineno, twice)
+                      "(Python's json the last, others the first); keep one", lineno,
+                      twice.found[0])
             return None
         if uf not in obj:
             self._bad("missing (set user_field to the key that holds the user id)", lineno, uf)
@@ -323,22 +324,29 @@ class JsonlReader(_Reader):
         return None if text is None else (user, text)
 
 
-def _twice(line: bytes, names: tuple[str, ...]) -> str | None:
-    """The first of ``names`` that the line's object holds as a key twice, or None. A second
-    parse, only for lines where a name may occur twice: written plainly twice, or spelt with a
-    \\u escape (the only other spelling of a name ``columns._plain`` accepts)."""
-    from .columns import _plain
-    if all(_plain(n) and line.count(json.dumps(n).encode()) < 2 for n in names) \
-            and b"\\u" not in line:
-        return None
-    found: list[str] = []
+class _FieldsTwice:
+    """json's object_pairs_hook that notes which of ``names`` the line's object holds as a
+    key twice (objects close inner first: the outer object's call comes last)."""
 
-    def pairs_hook(pairs):   # objects close inner first: the outer object's call comes last
+    def __init__(self, names: tuple[str, ...]):
+        self.names: tuple[str, ...] = names
+        self.found: list[str] = []
+
+    def __call__(self, pairs):
         keys = [k for k, _ in pairs]
-        found[:] = [n for n in names if keys.count(n) > 1]
+        self.found = [n for n in self.names if keys.count(n) > 1]
         return dict(pairs)
-    json.loads(line, object_pairs_hook=pairs_hook)
-    return found[0] if found else None
+
+    @classmethod
+    def for_line(cls, line: bytes, names: tuple[str, ...]) -> "_FieldsTwice | None":
+        """A hook for a line where a name may occur twice: written plainly twice, spelt with a
+        \\u escape (the only other spelling of a name ``columns._plain`` accepts), or a line
+        json may read as UTF-16/32 (NUL bytes); None (a plain parse) for the rest."""
+        from .columns import _plain
+        if all(_plain(n) and line.count(json.dumps(n).encode()) < 2 for n in names) \
+                and b"\\u" not in line and b"\x00" not in line:
+            return None
+        return cls(names)
 
 
 class CsvReader(_Reader):
