@@ -55,9 +55,7 @@ def encode_user_ids(user_ids: list) -> tuple[np.ndarray, np.ndarray]:
         if text.isascii():
             return np.frombuffer(text.encode("ascii"), dtype=np.uint8), offsets
         buf = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
-        # offsets count code points; each one's encoding starts with a byte not 10xxxxxx
-        starts = np.append(np.flatnonzero((buf & 0xC0) != 0x80), buf.size)
-        return buf, starts[offsets]
+        return buf, _byte_offsets(buf, offsets)
     parts = [encode_user_id(u) for u in user_ids]
     np.cumsum(np.fromiter(map(len, parts), dtype=np.int64, count=n), out=offsets[1:])
     return np.frombuffer(b"".join(parts), dtype=np.uint8), offsets
@@ -72,6 +70,23 @@ class _NotShown:
 
     def __repr__(self) -> str:
         return self.text
+
+
+@njit(cache=True, nogil=True)
+def _byte_offsets(buf, offsets):
+    """The UTF-8 byte offsets in ``buf`` of the code-point offsets ``offsets`` (ascending):
+    one walk over the bytes, counting the bytes that start a code point (not 10xxxxxx)."""
+    out = np.empty(offsets.size, dtype=np.int64)
+    b = 0
+    cp = 0
+    for k in range(offsets.size):
+        while cp < offsets[k]:
+            b += 1
+            while b < buf.size and (buf[b] & 0xC0) == 0x80:
+                b += 1
+            cp += 1
+        out[k] = b
+    return out
 
 
 def check_key(key) -> bytes:
