@@ -2,8 +2,8 @@
 
 from .version import __version__
 
-from .errors import (BudgetExceededError, CorpusError, DPVocabError, ParameterError,  # noqa: E402
-                     RecipeError)
+from .errors import (BudgetExceededError, CorpusError, DPVocabError, OutputError,  # noqa: E402
+                     ParameterError, RecipeError)
 from .itemsets import ItemSets, Vocabulary  # noqa: E402
 from .release import Release  # noqa: E402
 
@@ -18,26 +18,23 @@ def make_mechanism(name: str, **params):
     return _make(name, **params)
 
 
-def run_recipe(*args, **kwargs):
-    """Run a recipe from Python; see :func:`dp_vocab.recipes.run_recipe`."""
-    from .recipes import run_recipe as _run
-    return _run(*args, **kwargs)
+def __getattr__(name: str):
+    """``run_recipe``, ``evaluate`` and ``itemsets_from_frame`` are imported on first use
+    (they bring confection, rich and polars) and are the functions themselves, so that
+    ``help(dp_vocab.run_recipe)`` shows their parameters."""
+    if name == "run_recipe":
+        from .recipes import run_recipe
+        return run_recipe
+    if name == "evaluate":
+        from .evaluation import evaluate
+        return evaluate
+    if name == "itemsets_from_frame":
+        from .extraction import itemsets_from_frame
+        return itemsets_from_frame
+    raise AttributeError(f"module 'dp_vocab' has no attribute {name!r}")
 
 
-def itemsets_from_frame(frame, user: str = "user", text: str = "text", extractor=None,
-                        on_error: str = "raise") -> ItemSets:
-    """Item sets from a pandas/polars DataFrame or a ``datasets.Dataset``; see
-    :func:`dp_vocab.extraction.itemsets_from_frame`."""
-    from .extraction import itemsets_from_frame as _from_frame
-    return _from_frame(frame, user=user, text=text, extractor=extractor, on_error=on_error)
-
-
-def evaluate(*args, **kwargs):
-    """Compare mechanisms on one corpus; see :func:`dp_vocab.evaluate.evaluate`."""
-    from .evaluate import evaluate as _evaluate
-    return _evaluate(*args, **kwargs)
-
-
-__all__ = ["BudgetExceededError", "CorpusError", "DPVocabError", "ItemSets", "ParameterError",
+__all__ = ["BudgetExceededError", "CorpusError", "DPVocabError", "ItemSets", "OutputError",
+           "ParameterError",
            "RecipeError", "Release", "Vocabulary", "__version__", "evaluate", "itemsets_from_frame",
            "make_mechanism", "run_recipe"]

@@ -48,9 +48,16 @@ class AuditResult:
 
     def summary(self) -> str:
         lo, hi = self.canary_rate_interval
-        verdict = ("VIOLATION: the canary's unique items are released with probability ≥ "
-                   f"{lo:.3g} > δ = {self.delta:g}") if self.violation else \
-            "no violation detected (consistent with the claimed guarantee)"
+        if self.violation:
+            verdict = ("VIOLATION: the canary's unique items are released with probability ≥ "
+                       f"{lo:.3g} > δ = {self.delta:g}")
+        elif hi > self.delta:   # the interval still holds rates above δ: no test of δ at all
+            verdict = (f"no violation detected, but {self.runs} runs cannot detect one at "
+                       f"δ = {self.delta:g}: rates up to {hi:.3g} are still possible. About "
+                       f"{math.ceil(3 / self.delta):,} runs would test δ (no canary release "
+                       f"in 3/δ runs bounds the rate by δ at 95%)")
+        else:
+            verdict = "no violation detected (consistent with the claimed guarantee)"
         return (f"{self.mechanism} at (ε={self.epsilon:g}, δ={self.delta:g}), {self.runs} runs "
                 f"per dataset, canary with {self.canary_items} unique items:\n"
                 f"  canary released in {self.canary_releases}/{self.runs} runs; "

@@ -28,10 +28,12 @@ def _where(path) -> str:
     return f"--output {path}"
 
 
-def check_output_dir(path, force: bool, protect: Iterable = ()) -> Path:
+def check_output_dir(path, force: bool, protect: Iterable = (), read_below: Iterable = ()) -> Path:
     """Fail early (before reading data) if ``path`` cannot become the output directory.
 
-    ``protect``: input paths (recipe, corpus) that the output must not contain.
+    ``protect``: input paths (recipe, corpus) that the output must not contain;
+    ``read_below``: folders whose sub-folders the reader searches (a text folder, a recursive
+    glob's base), which the output must not be inside: the next run would read it as data.
     """
     path = Path(path)
     try:
@@ -51,6 +53,11 @@ def check_output_dir(path, force: bool, protect: Iterable = ()) -> Path:
             if rp == real or real in rp.parents:
                 raise OutputError(f"{_where(path)}: it contains an input of this run ({p}); "
                                   f"choose an output path outside the inputs.")
+        for p in read_below:
+            if Path(p).resolve() in real.parents:
+                raise OutputError(f"{_where(path)}: it is inside {p}, whose sub-folders the "
+                                  f"corpus reader searches: the next run would read the output "
+                                  f"as data. Choose an output path outside it.")
         parent = Path(os.path.abspath(path)).parent
         # under the lock concurrent writers use: never see an output half-way through a swap
         with _parent_lock(parent) if parent.is_dir() else contextlib.nullcontext():
@@ -59,8 +66,9 @@ def check_output_dir(path, force: bool, protect: Iterable = ()) -> Path:
                     raise OutputError(f"{_where(path)}: expected a directory path, found a "
                                       f"file. Choose another path.")
                 if not force:
-                    raise OutputError(f"{_where(path)}: the directory exists. Pass --force to "
-                                      f"replace it, or choose another path.")
+                    raise OutputError(f"{_where(path)}: the directory exists. Pass --force "
+                                      f"(force=True from Python) to replace it, or choose "
+                                      f"another path.")
                 check_replaceable(path)
         ancestor = Path(os.path.abspath(path)).parent
         while not ancestor.exists():  # missing parents are created when the output is written
@@ -163,7 +171,7 @@ def _install(tmp: Path, target: Path, trash: Path, shown, force: bool) -> bool:
         return False
     if not force:
         raise OutputError(f"{_where(shown)}: the directory was created by someone else while "
-                          f"this run was working. Pass --force to replace it, or choose another "
+                          f"this run was working. Pass --force (force=True from Python) to replace it, or choose another "
                           f"path.")
     check_replaceable(target)
     os.rename(target, trash)

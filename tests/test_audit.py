@@ -61,3 +61,10 @@ def test_audit_on_dpne_with_the_policy_stays_within_claim():
     res = audit(m, canary_items=4, runs=600, confidence=1 - 1e-6)
     assert not res.violation and res.epsilon_lower_bound <= 1.0
     assert res.canary_releases > 0  # level 1 spends δ/2 on the canary: it is seen
+
+
+def test_an_audit_too_short_to_test_delta_says_so():
+    m = make_mechanism("policy_gaussian", epsilon=1.0, delta=1e-5, max_items_per_user=4)
+    text = audit(m, canary_items=2, runs=30, confidence=0.95).summary()
+    assert "cannot detect one at δ = 1e-05" in text and "300,000 runs would test δ" in text
+    assert "consistent with the claimed guarantee" not in text

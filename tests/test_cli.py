@@ -202,6 +202,23 @@ def test_a_relative_corpus_path_is_said_to_be_read_from_the_working_directory(tm
            f"directory, {tmp_path})" in res.output
 
 
+def test_an_output_the_next_run_would_read_is_refused(tmp_path):
+    folder = tmp_path / "texts"
+    folder.mkdir()
+    (folder / "u1.txt").write_text("the cat", encoding="utf-8")
+    res = runner.invoke(app, ["run", str(QUICKSTART), "-o", str(folder / "out"),
+                              "--corpus.@readers", "dp_vocab.text_folder.v1",
+                              "--paths.corpus", str(folder)], terminal_width=400)
+    assert res.exit_code == 2 and "whose sub-folders the corpus reader searches" in res.output
+    assert not (folder / "out").exists()
+
+
+def test_a_shell_expanded_pattern_gets_a_hint_to_quote_it(tmp_path):
+    res = runner.invoke(app, ["run", str(QUICKSTART), "-o", str(tmp_path / "o"),
+                              "--paths.corpus", "a.jsonl", "b.jsonl"], terminal_width=400)
+    assert res.exit_code == 2 and "quote the pattern" in res.output
+
+
 def test_mechanisms_command_lists_every_mechanism():
     res = runner.invoke(app, ["mechanisms"], terminal_width=200)
     assert res.exit_code == 0

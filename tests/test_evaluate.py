@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 from dp_vocab import ItemSets, evaluate
 from dp_vocab.cli import app
 from dp_vocab.output_dir import MARKER
-from dp_vocab.evaluate import write_report
+from dp_vocab.evaluation import write_report
 
 SAMPLE = Path(__file__).resolve().parents[1] / "corpora" / "reddit_college_sample.jsonl.gz"
 
@@ -98,6 +98,31 @@ def test_evaluate_of_a_recipe_compares_its_own_mechanism_as_configured(tmp_path)
                       + rest.split("[export]")[1])
     ev = evaluate(recipe, ["gw"], [3.0], repeats=1)
     assert [(s["mechanism"], s["max_items_per_user"]) for s in ev.summary] == [("gw", 1)]
+
+
+def test_dp_vocab_evaluate_stays_the_function():
+    """The harness module is dp_vocab.evaluation: importing it (as the first call did) once
+    replaced dp_vocab.evaluate with the module."""
+    import inspect
+
+    import dp_vocab
+    import dp_vocab.evaluation  # noqa: F401
+    assert callable(dp_vocab.evaluate) and "holdout" in inspect.signature(dp_vocab.evaluate).parameters
+    assert "force" in inspect.signature(dp_vocab.run_recipe).parameters
+
+
+def test_evaluate_reads_a_corpus_by_its_files_name_and_refuses_frames(tmp_path):
+    import polars as pl
+    from dp_vocab.errors import ParameterError
+    df = pl.DataFrame({"user": [f"u{i % 300}" for i in range(3000)],
+                       "text": [f"the cat sat {i % 5}" for i in range(3000)]})
+    df.write_csv(tmp_path / "c.csv")
+    df.write_parquet(tmp_path / "c.parquet")
+    sizes = [evaluate(tmp_path / name, ["policy_gaussian"], [3.0], repeats=1).non_private
+             ["union_size"] for name in ("c.csv", "c.parquet")]
+    assert sizes == [8, 8]
+    with pytest.raises(ParameterError, match=r"source: .*got 'a DataFrame'.*itemsets_from_frame"):
+        evaluate(df, ["gw"], [3.0])
 
 
 def test_evaluate_rejects_unknown_mechanisms(tmp_path):

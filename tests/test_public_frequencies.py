@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 from dp_vocab import make_mechanism
 from dp_vocab.cli import app
 from dp_vocab.errors import ParameterError
-from dp_vocab.evaluate import evaluate
+from dp_vocab.evaluation import evaluate
 from dp_vocab.recipes import run_recipe
 
 REPO = Path(__file__).resolve().parents[1]

@@ -217,3 +217,30 @@ def test_a_line_range_read_by_read_alone_ends_on_a_whole_line():
         r = LineRange(io.BytesIO(data), start, end)
         got = b"".join(iter(lambda: r.read(2), b""))
         assert got == expected, (start, end)
+
+
+def test_files_whose_names_say_another_format_are_not_read_as_json_lines(tmp_path):
+    for name, reader in (("c.csv", "csv"), ("c.parquet", "parquet"), ("c.arrow.gz", "arrow")):
+        (tmp_path / name).write_bytes(b"user,text\na,b\n")
+        with pytest.raises(CorpusError, match=rf"{name}: the file's name says {reader.upper()}.*"
+                                              rf"dp_vocab\.{reader}\.v1"):
+            JsonlReader(tmp_path / name)
+    (tmp_path / "c.jsonl.gz").write_bytes(gzip.compress(b'{"user": "a", "text": "b"}\n'))
+    assert list(JsonlReader(tmp_path / "c.jsonl.gz")) == [("a", "b")]
+
+
+def test_csv_structure_errors_name_the_header(tmp_path):
+    p = tmp_path / "c.csv"
+    p.write_bytes(b"")
+    with pytest.raises(CorpusError, match=r"c\.csv:1: empty file: expected a header row"):
+        list(CsvReader(p))
+    p.write_bytes(b"user,text,text\na,b,c\n")   # which "text" holds the document?
+    with pytest.raises(CorpusError, match=r"c\.csv:1: field 'text': the header names this "
+                                          r"column twice"):
+        list(CsvReader(p))
+
+
+def test_a_text_folder_pattern_that_matches_nothing_is_an_error(tmp_path):
+    (tmp_path / "a.txt").write_text("hello", encoding="utf-8")
+    with pytest.raises(CorpusError, match=r"no file in the folder matches pattern '\*\.md'"):
+        list(TextDirReader(tmp_path, pattern="*.md"))

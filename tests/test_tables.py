@@ -142,5 +142,19 @@ def test_frames_are_validated_like_files():
     r = FrameReader(pl.DataFrame({"user": ["a", "b"], "text": ["x", " "]}), on_error="skip")
     assert list(r) == [("a", "x")] and r.skipped == 1
     # the fix is said in the terms of the call that made the frame's reader, not a recipe's
-    with pytest.raises(CorpusError, match=r'pass on_error="skip" to skip such lines'):
+    with pytest.raises(CorpusError, match=r'Fix the row, or pass on_error="skip" to skip such rows'):
         itemsets_from_frame(cases[0][0], user="author", text="body")
+
+
+def test_tables_that_are_not_one_in_memory_frame_say_what_to_do():
+    import datasets
+    from dp_vocab.errors import ParameterError
+    df = pl.DataFrame({"user": ["a"], "text": ["x"]})
+    for frame, message in ((df.lazy(), r"polars LazyFrame'\. Call \.collect\(\) first"),
+                           (datasets.DatasetDict({"train": datasets.Dataset.from_polars(df)}),
+                            r"DatasetDict'\. Pick a split"),
+                           ([("a", "x")], r"expected a pandas or polars DataFrame")):
+        with pytest.raises(ParameterError, match=message):
+            itemsets_from_frame(frame)
+    with pytest.raises(CorpusError, match=r"field 'author': column missing; pass user=\"\.\.\.\""):
+        itemsets_from_frame(df, user="author")

@@ -183,8 +183,8 @@ def evaluate(source: Path = typer.Argument(..., metavar="CORPUS-OR-RECIPE",
     from rich.console import Console
     from rich.progress import Progress
 
-    from ..evaluate import DEFAULT_MECHANISMS, recipe_mechanism, write_report
-    from ..evaluate import evaluate as run_eval
+    from ..evaluation import DEFAULT_MECHANISMS, recipe_mechanism, write_report
+    from ..evaluation import evaluate as run_eval
     from ..output_dir import check_output_dir
     from ..recipes import parse_override_value
     from .display import ReadProgress

@@ -118,6 +118,7 @@ class _Reader:
         # how to skip bad lines, in the words of where this reader was configured
         self._skip_hint = 'pass on_error="skip"' if kind == "memory" else \
             'set corpus.on_error = "skip" (on_error="skip" from Python)'
+        self._unit = "line"   # what its numbers count: table readers count rows
         self.skipped = 0
         self.skip_reasons: list[str] = []
         self._raw = None
@@ -179,8 +180,8 @@ class _Reader:
         path = path or self._current or self.path
         if self.on_error == "raise":
             self._check_compressed_stream(line)
-            raise CorpusError(f"{message}. Fix the line, or {self._skip_hint} to skip such "
-                              f"lines" if line is not None else message,
+            raise CorpusError(f"{message}. Fix the {self._unit}, or {self._skip_hint} to "
+                              f"skip such {self._unit}s" if line is not None else message,
                               path=path, line=line, field=field)
         self.skipped += 1
         if len(self.skip_reasons) < _KEEP_REASONS:
@@ -258,6 +259,8 @@ class JsonlReader(_Reader):
     def __init__(self, path, user_field: str = "user", text_field: str = "text",
                  on_error: str = "raise", max_line_bytes: int = DEFAULT_MAX_LINE_BYTES):
         super().__init__(path, on_error)
+        for f in self.files:
+            _check_not_other_format(f, "jsonl")
         self.user_field, self.text_field = user_field, text_field
         self.max_line_bytes = check_positive_int(max_line_bytes, "max_line_bytes")
 
@@ -322,6 +325,29 @@ class JsonlReader(_Reader):
         user = _check_user(self, obj[uf], uf, lineno)
         text = _check_text(self, obj[tf], tf, lineno) if user is not None else None
         return None if text is None else (user, text)
+
+
+# what a file's name says it holds, and the reader for it (compression suffixes aside)
+FORMAT_OF_SUFFIX = {".csv": "csv", ".tsv": "csv", ".parquet": "parquet", ".arrow": "arrow",
+                    ".arrows": "arrow", ".feather": "arrow", ".ipc": "arrow", ".jsonl": "jsonl",
+                    ".ndjson": "jsonl", ".json": "jsonl"}
+
+
+def format_of(path: Path) -> str | None:
+    """The format ``path``'s name gives (``FORMAT_OF_SUFFIX``), or None."""
+    suffixes = [x.lower() for x in path.suffixes if x.lower() not in (".gz", ".bz2", ".xz")]
+    return FORMAT_OF_SUFFIX.get(suffixes[-1]) if suffixes else None
+
+
+def _check_not_other_format(path: Path, reader: str) -> None:
+    """A file whose name says another format is refused before it is read: read as JSON
+    lines, a CSV file would fail line by line (or, skipping, be dropped whole)."""
+    found = format_of(path)
+    if found is not None and found != reader:
+        raise CorpusError(f"the file's name says {found.upper()}, but the {reader} reader reads "
+                          f"{'JSON lines' if reader == 'jsonl' else reader.upper()}. Set "
+                          f"[corpus] @readers = \"dp_vocab.{found}.v1\" (recipes), or use its "
+                          f"reader from Python", path=path)
 
 
 class _FieldsTwice:
@@ -395,10 +421,15 @@ class CsvReader(_Reader):
         try:
             header = next(reader)
         except StopIteration:
-            return
+            raise CorpusError("empty file: expected a header row naming the user and text "
+                              "columns", path=path, line=1) from None
         except csv.Error as e:
             raise CorpusError(f"malformed CSV header ({e})", path=path, line=1) from None
         for name in (self.user_field, self.text_field):
+            if header.count(name) > 1:
+                raise CorpusError("the header names this column twice; which one holds the "
+                                  "data is ambiguous. Rename one", path=path, line=1,
+                                  field=name)
             if name not in header:
                 # the first row is not quoted: without a header it would be a private record
                 raise CorpusError("column missing from the header (line 1 must name the "
@@ -485,6 +516,9 @@ class TextDirReader(_Reader):
 
     def __iter__(self) -> Iterator[tuple[object, str]]:
         files = self._files()
+        if not files:   # a fact about the folder's names and the recipe's pattern
+            raise CorpusError(f"no file in the folder matches pattern {self.pattern!r}. Set "
+                              f"[corpus] pattern, e.g. \"**/*.md\"", path=self.path)
         sizes = [p.stat().st_size for p in files]
         self._total = sum(sizes)
         for p, size in zip(files, sizes):

@@ -32,6 +32,7 @@ class _TableReader(_Reader):
     def __init__(self, path, user_field: str = "user", text_field: str = "text",
                  on_error: str = "raise", batch_rows: int = BATCH_ROWS, kind: str = "file"):
         super().__init__(path, on_error, kind)
+        self._unit = "row"
         self.user_field, self.text_field = user_field, text_field
         self.batch_rows = check_positive_int(batch_rows, "batch_rows")
 
@@ -133,6 +134,7 @@ class FrameReader(_TableReader):
 
     def __init__(self, frame, user_field: str = "user", text_field: str = "text",
                  on_error: str = "raise", batch_rows: int = BATCH_ROWS):
+        _check_frame(frame)
         super().__init__(f"<{type(frame).__name__}>", user_field, text_field, on_error,
                          batch_rows, kind="memory")
         self.frame = frame
@@ -185,10 +187,31 @@ def _pandas_table(frame, reader: FrameReader):
     return pa.table(cols)
 
 
+# kinds of table that are not one in-memory table, and what to do with each
+_NOT_A_FRAME = {"LazyFrame": "call .collect() first",
+                "DatasetDict": "pick a split, e.g. ds[\"train\"]",
+                "IterableDatasetDict": "pick a split and load it without streaming",
+                "IterableDataset": "load it without streaming (a datasets.Dataset)"}
+
+
+def _check_frame(frame) -> None:
+    """A pandas or polars DataFrame or a datasets.Dataset, or a ParameterError with the fix."""
+    kind, module = type(frame).__name__, type(frame).__module__.split(".")[0]
+    if kind in _NOT_A_FRAME:
+        raise ParameterError("frame", f"a {module} {kind}", "one in-memory table",
+                             _NOT_A_FRAME[kind][0].upper() + _NOT_A_FRAME[kind][1:] + ".")
+    if not ((module == "pandas" and kind.endswith("DataFrame")) or
+            (module, kind) in (("polars", "DataFrame"), ("datasets", "Dataset"))):
+        raise ParameterError("frame", f"a {module} {kind}", "a pandas or polars DataFrame, or "
+                             "a datasets.Dataset")
+
+
 def _check_names(names: list, reader: _TableReader) -> None:
     for name, setting in ((reader.user_field, "user_field"), (reader.text_field, "text_field")):
         if name not in names:
-            raise CorpusError(f"column missing; set {setting} to the column that holds the "
+            how = f"pass {setting.split('_')[0]}=\"...\" naming" \
+                if isinstance(reader, FrameReader) else f"set {setting} to"
+            raise CorpusError(f"column missing; {how} the column that holds the "
                               f"{'user id' if setting == 'user_field' else 'text'}",
                               path=reader.path, field=name)
 
@@ -259,8 +282,7 @@ def check_columns(reader: _TableReader, batch, first_row: int, path):
             else:
                 found = "null" if texts[i] is None else "an empty string" if texts[i] == "" \
                     else "only whitespace"
-                reader._bad(f"empty document, found {found} (set on_error = \"skip\" to skip "
-                            f"such rows)", row, tf, path=path)
+                reader._bad(f"empty document, found {found}", row, tf, path=path)
         keep = ~bad
         users, texts = users.filter(keep), texts.filter(keep)
     if not len(users):

@@ -12,6 +12,7 @@ import configparser
 import dataclasses
 import json
 import math
+import os
 import re
 import time
 from dataclasses import dataclass, field
@@ -68,8 +69,13 @@ def parse_overrides(args: list[str]) -> dict[str, Any]:
     while i < len(args):
         arg = args[i]
         if not arg.startswith("--") or "." not in arg.split("=", 1)[0]:
+            # a value after the value: most often a pattern the shell expanded into files
+            glob = i > 0 and not arg.startswith("-") and not args[i - 1].startswith("--")
+            hint = (" If it is one of the files of an unquoted pattern, quote the pattern so "
+                    "that the shell leaves it alone: --paths.corpus 'data/*.jsonl'") \
+                if glob else ""
             raise RecipeError(f"override {arg!r}: expected --section.key VALUE (e.g. "
-                              f"--mechanism.epsilon 1)")
+                              f"--mechanism.epsilon 1).{hint}")
         if "=" in arg:
             key, value = arg[2:].split("=", 1)
             i += 1
@@ -403,7 +409,7 @@ def plan_run(recipe, output, overrides: dict[str, Any] | None = None,
 
     cfg = load_recipe(recipe, overrides)
     inputs = _input_paths(recipe, cfg)
-    check_output_dir(output, force, inputs)
+    check_output_dir(output, force, inputs, _searched_folders(cfg))
     declared = declared_budget(cfg)
     staged = resolve_sections(cfg, ("mechanism", "counts"))
     mechanism, counter = staged["mechanism"], staged.get("counts")
@@ -537,6 +543,22 @@ def _input_paths(recipe, cfg: Config) -> list[Path]:
         fixed = re.split(r"[*?\[]", corpus, maxsplit=1)[0]
         out.append(Path(fixed) if fixed else Path("."))
     return out
+
+
+def _searched_folders(cfg: Config) -> list[Path]:
+    """Folders whose sub-folders the corpus reader searches: a text folder (its pattern may
+    reach sub-folders), or the fixed part of a glob that can descend (``**`` or a ``/`` after
+    the first wildcard)."""
+    corpus = cfg["corpus"].get("path")
+    if not (isinstance(corpus, str) and corpus):
+        return []
+    if Path(corpus).is_dir():
+        return [Path(corpus)]
+    parts = re.split(r"[*?\[]", corpus, maxsplit=1)
+    if len(parts) == 2 and ("**" in corpus or "/" in parts[1]):
+        fixed = parts[0]
+        return [Path(fixed if fixed.endswith("/") else os.path.dirname(fixed) or ".")]
+    return []
 
 
 def _exporters(export) -> list:

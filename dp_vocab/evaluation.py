@@ -12,6 +12,7 @@ import base64
 import csv
 import html
 import io
+import os
 import statistics
 import time
 from dataclasses import dataclass, field
@@ -76,7 +77,8 @@ class Evaluation:
 
 def _load(source, progress, sequences: bool = False):
     """(item sets or token sequences, the item extractor that made them)."""
-    from .corpora import JsonlReader
+    from .corpora import ArrowReader, CsvReader, JsonlReader, ParquetReader
+    from .corpora.readers import format_of
     from .extraction import extract_itemsets, extract_sequences
     from .text.items import ItemExtractor
     from .text.tokenizers import RegexTokenizer
@@ -85,14 +87,21 @@ def _load(source, progress, sequences: bool = False):
             raise ParameterError("source", "ItemSets", "a corpus or recipe path",
                                  "n-gram mechanisms (dpne) need the token sequences")
         return source, ItemExtractor(RegexTokenizer())
+    if not isinstance(source, (str, os.PathLike)):
+        raise ParameterError("source", f"a {type(source).__name__}",
+                             "a corpus path, a recipe (.cfg) or ItemSets",
+                             "For a DataFrame: dp_vocab.itemsets_from_frame(df, user=..., "
+                             "text=...) first.")
     path = Path(source)
     if path.suffix == ".cfg":
         from .recipes import load_recipe, resolve_sections
         cfg = load_recipe(path)
         objs = resolve_sections(cfg, ("corpus", "items"))
         reader, extractor = objs["corpus"], objs["items"]
-    else:
-        reader, extractor = JsonlReader(path), ItemExtractor(RegexTokenizer())
+    else:   # the reader the file's name calls for (JSON lines unless it says otherwise)
+        read = {"csv": CsvReader, "parquet": ParquetReader,
+                "arrow": ArrowReader}.get(format_of(path) or "jsonl", JsonlReader)
+        reader, extractor = read(path), ItemExtractor(RegexTokenizer())
     extract = extract_sequences if sequences else extract_itemsets
     return extract(reader, extractor, on_progress=(lambda: progress(reader)) if progress
                    else None), extractor
@@ -112,7 +121,7 @@ DEFAULT_MECHANISMS = ("weighted_gaussian", "policy_laplace", "policy_gaussian", 
 
 def recipe_mechanism(source) -> tuple[str, dict] | None:
     """A recipe's [mechanism]: (short name, its parameters but ε and δ), or None for a corpus."""
-    if isinstance(source, ItemSets) or Path(source).suffix != ".cfg":
+    if not isinstance(source, (str, os.PathLike)) or Path(source).suffix != ".cfg":
         return None
     from .recipes import load_recipe
     from .registry import mechanism_parameters, resolve_mechanism_name
@@ -128,7 +137,7 @@ def recipe_mechanism(source) -> tuple[str, dict] | None:
 def _with_recipe_public_params(source, mechanisms, params: dict) -> dict:
     """A recipe's public inputs ([mechanism] public_frequencies, lang) go to every compared
     mechanism that takes them, unless given per mechanism."""
-    if isinstance(source, ItemSets) or Path(source).suffix != ".cfg":
+    if not isinstance(source, (str, os.PathLike)) or Path(source).suffix != ".cfg":
         return params
     from .recipes import load_recipe
     from .registry import mechanism_parameters
