@@ -50,7 +50,10 @@ def test_quickstart_cli_end_to_end(tmp_path):
     assert res.exit_code == 0, res.output
     vocab = (out / "vocab.txt").read_text(encoding="utf-8").splitlines()
     assert len(vocab) > 200 and vocab == sorted(vocab)
-    assert {"the", "college", "."} <= set(vocab)
+    # words of the public list, saturated at (6 + 2)σ: each missed with probability ~1e-6 at
+    # BH's z ≈ 3.4 here. Not ".": outside the list its cutoff is ρ + 2σ, so it is missed in
+    # Φ(−2) ≈ 2.3% of runs (this test failed so, with OS randomness: seed 22 of 30 misses it)
+    assert {"the", "college"} <= set(vocab)
     record = json.loads((out / "privacy.json").read_text(encoding="utf-8"))
     assert record["mechanism"] == "dp_vocab.policy_gaussian_public.v1"
     assert record["guarantee"]["epsilon"] == 3.0 and record["guarantee"]["delta"] == 1e-5

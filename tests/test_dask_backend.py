@@ -390,3 +390,11 @@ def test_lines_skipped_on_workers_are_counted_as_locally(cluster, tmp_path):
     assert readers[0].skipped == readers[1].skipped == 4
     assert readers[1].skip_reasons == readers[0].skip_reasons
     assert all("s0.jsonl" in r or "s1.jsonl" in r for r in readers[1].skip_reasons)
+
+
+def test_our_local_workers_leave_ctrl_c_to_the_run(cluster):
+    """The terminal's Ctrl-C reaches a LocalCluster's worker processes too; they ignore it (the
+    run's process closes the cluster) instead of each printing a traceback."""
+    import signal
+    ignored = cluster.client.run(lambda: signal.getsignal(signal.SIGINT) == signal.SIG_IGN)
+    assert len(ignored) == 2 and all(ignored.values())

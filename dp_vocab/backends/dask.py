@@ -497,6 +497,17 @@ def _prepare_worker() -> None:
     import dp_vocab.text.columnar  # noqa: F401
 
 
+def _ignore_interrupts() -> None:
+    """A LocalCluster's worker processes share the terminal's process group: Ctrl-C reached
+    them too, and each printed its KeyboardInterrupt traceback. The run's own process handles
+    it and closes the cluster, which ends them."""
+    import signal
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:   # not this worker's main thread: leave the default
+        pass
+
+
 class DaskBackend:
     name = "dask"
 
@@ -530,6 +541,7 @@ class DaskBackend:
                     scheduler_kwargs={"dashboard_address": "127.0.0.1:0", "dashboard": False})
             self.client = Client(self.cluster)
             self.client.wait_for_workers(self.n_workers)
+            self.client.run(_ignore_interrupts)   # our own workers only, never a cluster's
         # each worker imports what its tasks run now, all at once, as a local run has before it
         # reads: otherwise the second worker imports only once the first has read the file
         try:

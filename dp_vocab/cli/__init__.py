@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import logging
 import sys
 import warnings
 from typing import cast
@@ -107,6 +108,10 @@ def run(ctx: typer.Context,
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, _terminate)
+    # the command's own process: an interrupted Dask run's event loop logs the tasks it
+    # dropped ("Task exception was never retrieved", with a traceback) while it unwinds; the
+    # run ends with its one error line instead
+    logging.getLogger("asyncio").setLevel(logging.CRITICAL)
     with _errors():
         overrides = parse_overrides(list(ctx.args))
         with ReadProgress(disable=quiet) as prog:
