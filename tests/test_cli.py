@@ -385,6 +385,21 @@ def test_the_command_is_main_then_a_process_end_without_collection(monkeypatch):
         gc.unfreeze()
 
 
+def test_ctrl_c_before_a_command_handles_it_is_one_error_line(monkeypatch, capsys):
+    """Ctrl-C while a command still imports (before its own handling) printed Python's
+    traceback; it ends as every interrupt does."""
+    import dp_vocab.cli as cli
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(cli, "app", interrupted)
+    with pytest.raises(SystemExit) as exc:
+        cli.main()
+    assert exc.value.code == 130
+    err = capsys.readouterr().err
+    assert err.strip() == "error: interrupted; nothing was written" and "Traceback" not in err
+
+
 @pytest.mark.parametrize("env", [None, "1"])
 def test_the_command_puts_numpy_arrays_on_ordinary_pages_unless_told(monkeypatch, env):
     """``tune_process`` (called by ``command``) turns numpy's huge-page advice off, except when

@@ -294,7 +294,8 @@ def main() -> None:
             hint = f" (see {ctx.command_path} --help)" if ctx is not None else ""
             _print_stderr("error:", "bold red", e.format_message() + hint)
         code = getattr(e, "exit_code", 2)
-    except (click.exceptions.Abort, typer.Abort):
+    except (click.exceptions.Abort, typer.Abort, KeyboardInterrupt):
+        # KeyboardInterrupt: Ctrl-C before a command's own handling, e.g. while it imports
         _print_stderr("error:", "bold red", "interrupted; nothing was written")
         code = 130
     except BrokenPipeError:  # e.g. `dp-vocab mechanisms | head`
