@@ -134,15 +134,24 @@ def recipe_mechanism(source) -> tuple[str, dict] | None:
     return name, params
 
 
-def _with_recipe_public_params(source, mechanisms, params: dict) -> dict:
+def compared_mechanisms(recipe: tuple[str, dict] | None, mechanisms) -> list[str]:
+    """The short names ``evaluate`` compares: ``mechanisms`` (registry names too), or, when
+    None, ``DEFAULT_MECHANISMS`` and the recipe's own mechanism."""
+    from .registry import resolve_mechanism_name
+    if mechanisms is not None:
+        return [resolve_mechanism_name(m).split(".")[1] for m in mechanisms]
+    own = [recipe[0]] if recipe is not None and recipe[0] not in DEFAULT_MECHANISMS else []
+    return list(DEFAULT_MECHANISMS) + own
+
+
+def _with_recipe_public_params(recipe: tuple[str, dict] | None, mechanisms,
+                               params: dict) -> dict:
     """A recipe's public inputs ([mechanism] public_frequencies, lang) go to every compared
     mechanism that takes them, unless given per mechanism."""
-    if not isinstance(source, (str, os.PathLike)) or Path(source).suffix != ".cfg":
+    if recipe is None:
         return params
-    from .recipes import load_recipe
     from .registry import mechanism_parameters
-    section = load_recipe(source)["mechanism"]
-    public = {k: section[k] for k in PUBLIC_PARAMS if k in section}
+    public = {k: recipe[1][k] for k in PUBLIC_PARAMS if k in recipe[1]}
     out = {m: dict(p) for m, p in params.items()}
     for m in mechanisms:
         accepted = {name for name, _ in mechanism_parameters(m)}
@@ -197,14 +206,8 @@ def evaluate(source, mechanisms: list[str] | None, epsilons: list[float], delta:
     vocabulary covers and, for the first repeat, tokens per word of its WordPiece export next to a
     non-private one of the same size built from the training users' most frequent items."""
     from .privacy.params import check_delta, check_epsilon, check_positive_int
-    from .registry import resolve_mechanism_name
     recipe = recipe_mechanism(source)
-    if mechanisms is not None:   # full registry names too, as the results name them: short
-        mechanisms = [resolve_mechanism_name(m).split(".")[1] for m in mechanisms]
-    if mechanisms is None:
-        mechanisms = list(DEFAULT_MECHANISMS)
-        if recipe is not None and recipe[0] not in mechanisms:
-            mechanisms.append(recipe[0])
+    mechanisms = compared_mechanisms(recipe, mechanisms)
     if recipe is not None and recipe[0] in mechanisms:   # the recipe's own settings for it
         own = {k: v for k, v in recipe[1].items() if k != "max_items_per_user"}
         mechanism_params = {**(mechanism_params or {}),
@@ -213,8 +216,6 @@ def evaluate(source, mechanisms: list[str] | None, epsilons: list[float], delta:
         max_items_per_user = [recipe[1]["max_items_per_user"]]
     if not mechanisms:
         raise ParameterError("mechanisms", mechanisms, "at least one mechanism name")
-    for m in mechanisms:
-        resolve_mechanism_name(m)
     if not epsilons:
         raise ParameterError("epsilons", epsilons, "at least one ε value")
     for e in epsilons:
@@ -228,7 +229,7 @@ def evaluate(source, mechanisms: list[str] | None, epsilons: list[float], delta:
     d0s = list(max_items_per_user or [100])
     for d0 in d0s:
         check_positive_int(d0, "max_items_per_user")
-    mechanism_params = _with_recipe_public_params(source, mechanisms, mechanism_params or {})
+    mechanism_params = _with_recipe_public_params(recipe, mechanisms, mechanism_params or {})
     from .mechanisms import MECHANISMS
     itemsets, extractor = _load(source, progress)
     if not itemsets.n_pairs:

@@ -89,6 +89,11 @@ class Vocabulary:
     def strings(self) -> list[str]:
         return self._strings
 
+    def strings_at(self, ids: np.ndarray) -> list[str]:
+        """The strings of item ids ``ids`` (int array), in that order."""
+        strings = self._strings
+        return [strings[i] for i in np.asarray(ids).tolist()]
+
     def hashes(self) -> np.ndarray:
         """An unkeyed 64-bit hash of each item's UTF-8 bytes (uint64, by id).
 
@@ -188,8 +193,7 @@ class ItemSets:
         words, seeds = user_keys(self.user_ids, key)
         b = bound(self.indptr, self.items, self.counts, self.vocab.strings,
                   hashes, self.vocab.ties(), (words, seeds), bounding)
-        strings = self.vocab.strings
-        return BoundedRows(b, hashes, lambda ids: [strings[i] for i in ids.tolist()], words)
+        return BoundedRows(b, hashes, self.vocab.strings_at, words)
 
     def weight_sums(self, key: bytes, bounding: Bounding, weighting: Weighting,
                     exclude: frozenset[str] = frozenset()) -> ItemWeights:
@@ -201,9 +205,8 @@ class ItemSets:
             data = self.restrict_items(keep)
         w = user_weights(data.bounded_rows(key, bounding).bounded, len(self.vocab), weighting)
         cand = np.flatnonzero(w > 0)
-        strings = self.vocab.strings
-        return ItemWeights(NamesOf(lambda ids: [strings[i] for i in ids.tolist()], cand),
-                           self.vocab.hashes()[cand], w[cand])
+        return ItemWeights(NamesOf(self.vocab.strings_at, cand), self.vocab.hashes()[cand],
+                           w[cand])
 
     def holder_counts(self, items) -> np.ndarray:
         ids = np.array([self.vocab.get(w, -1) for w in items], dtype=np.int64)
@@ -444,9 +447,7 @@ class ItemSetsBuilder:
         self._merged = (keys, counts)
 
     def _apply_cap(self, keys: np.ndarray, counts: np.ndarray):
-        strings = self.vocab.strings
-        return cap_distinct(keys, counts, self._max_distinct,
-                            lambda ids: [strings[i] for i in ids])
+        return cap_distinct(keys, counts, self._max_distinct, self.vocab.strings_at)
 
     def build(self) -> ItemSets:
         # capped users' bounded items join the others; the final cut (pre-cap items included)

@@ -28,7 +28,8 @@ def _where(path) -> str:
     return f"--output {path}"
 
 
-def check_output_dir(path, force: bool, protect: Iterable = (), read_below: Iterable = ()) -> Path:
+def check_output_dir(path, force: bool, protect: Iterable = (),
+                     read_below: Iterable = ()) -> Path:
     """Fail early (before reading data) if ``path`` cannot become the output directory.
 
     ``protect``: input paths (recipe, corpus) that the output must not contain;
@@ -171,8 +172,8 @@ def _install(tmp: Path, target: Path, trash: Path, shown, force: bool) -> bool:
         return False
     if not force:
         raise OutputError(f"{_where(shown)}: the directory was created by someone else while "
-                          f"this run was working. Pass --force (force=True from Python) to replace it, or choose another "
-                          f"path.")
+                          f"this run was working. Pass --force (force=True from Python) to "
+                          f"replace it, or choose another path.")
     check_replaceable(target)
     os.rename(target, trash)
     try:

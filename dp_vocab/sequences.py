@@ -388,8 +388,8 @@ class TokenLevels:
             if pos is not None and cand.size and keys.size:
                 order = np.argsort(keys)
                 sorted_keys = keys[order]
-                # where each prefix id's released keys start: a position's key is looked up
-                # among the few with its prefix, not by a binary search over all of them
+                # where each prefix id's released keys start: a position's key is searched
+                # among its prefix's keys only
                 m = len(self.prev)
                 starts = np.searchsorted(sorted_keys, np.arange(m + 1, dtype=np.int64) * m)
                 _mark_released(pos, cand, m, starts, sorted_keys, order.astype(np.int32), s)

@@ -178,9 +178,10 @@ class NamesOf(Sequence[str]):
         return self._ids.size
 
     def __getitem__(self, i):   # type: ignore[override]
-        if isinstance(i, slice):
-            return self.take(np.arange(len(self))[i])
-        return self.take(np.arange(len(self))[[i]])[0]
+        at = range(len(self))[i]   # a range for a slice, an index (IndexError past the end)
+        if isinstance(at, range):
+            return self.take(np.asarray(at, dtype=np.int64))
+        return self.take(np.array([at]))[0]
 
     def __iter__(self):
         if self._all is None:

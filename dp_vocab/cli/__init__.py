@@ -188,7 +188,7 @@ def evaluate(source: Path = typer.Argument(..., metavar="CORPUS-OR-RECIPE",
     from rich.console import Console
     from rich.progress import Progress
 
-    from ..evaluation import DEFAULT_MECHANISMS, recipe_mechanism, write_report
+    from ..evaluation import compared_mechanisms, recipe_mechanism, write_report
     from ..evaluation import evaluate as run_eval
     from ..output_dir import check_output_dir
     from ..recipes import parse_override_value
@@ -213,9 +213,7 @@ def evaluate(source: Path = typer.Argument(..., metavar="CORPUS-OR-RECIPE",
         eps = _split(epsilon, float, "--epsilon", "1,3,8")
         d0s = None if max_items_per_user is None else \
             _split(max_items_per_user, int, "--max-items-per-user", "10,100")
-        recipe = recipe_mechanism(source)
-        n_mechs = len(mechs) if mechs is not None else \
-            len(set(DEFAULT_MECHANISMS) | ({recipe[0]} if recipe else set()))
+        n_mechs = len(compared_mechanisms(recipe_mechanism(source), mechs))
         total = n_mechs * len(eps) * (len(d0s) if d0s else 1) * max(repeats, 1)
         configs = Progress(console=Console(stderr=True), transient=True)
         task = None

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import bz2
 import csv
+import functools
 import gzip
 import json
 import lzma
@@ -88,17 +89,20 @@ def _expand(path) -> list[Path]:
 
 def _check_path(path, kind: str = "file") -> Path:
     p = Path(path)
-    # a relative path is read from the working directory, not from the recipe's folder
-    where = "" if p.is_absolute() else f" (a relative path: read from the current directory, " \
-                                        f"{Path.cwd()})"
     if kind == "file" and not p.is_file():
-        hint = " (it is a directory; use the text-folder reader)" if p.is_dir() else where
+        hint = " (it is a directory; use the text-folder reader)" if p.is_dir() else _where(p)
         raise CorpusError(f"corpus file not found{hint}. Point the recipe at it with "
                           f"--paths.corpus FILE, or pass an existing path", path=p)
     if kind == "dir" and not p.is_dir():
-        raise CorpusError(f"corpus folder not found{where}. Point the recipe at it with "
+        raise CorpusError(f"corpus folder not found{_where(p)}. Point the recipe at it with "
                           f"--paths.corpus DIR, or pass an existing path", path=p)
     return p
+
+
+def _where(p: Path) -> str:
+    """A relative path is read from the working directory, not from the recipe's folder."""
+    return "" if p.is_absolute() else f" (a relative path: read from the current directory, " \
+                                      f"{Path.cwd()})"
 
 
 class _Reader:
@@ -368,11 +372,19 @@ class _FieldsTwice:
         """A hook for a line where a name may occur twice: written plainly twice, spelt with a
         \\u escape (the only other spelling of a name ``columns._plain`` accepts), or a line
         json may read as UTF-16/32 (NUL bytes); None (a plain parse) for the rest."""
-        from .columns import _plain
-        if all(_plain(n) and line.count(json.dumps(n).encode()) < 2 for n in names) \
+        quoted = _quoted_plain(names)
+        if quoted is not None and all(line.count(q) < 2 for q in quoted) \
                 and b"\\u" not in line and b"\x00" not in line:
             return None
         return cls(names)
+
+
+@functools.lru_cache(maxsize=16)
+def _quoted_plain(names: tuple[str, ...]) -> tuple[bytes, ...] | None:
+    """The names as JSON writes them, when each has only that spelling (else None): computed
+    once per reader's fields, not per line."""
+    from .columns import _plain
+    return tuple(json.dumps(n).encode() for n in names) if all(map(_plain, names)) else None
 
 
 class CsvReader(_Reader):

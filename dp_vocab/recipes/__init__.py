@@ -538,25 +538,34 @@ def _input_paths(recipe, cfg: Config) -> list[Path]:
     """The recipe file and the corpus location (the fixed part of a glob): an output must not
     contain them."""
     out = [] if isinstance(recipe, (dict, Config)) else [Path(recipe)]
-    corpus = cfg["corpus"].get("path")
-    if isinstance(corpus, str) and corpus:
-        fixed = re.split(r"[*?\[]", corpus, maxsplit=1)[0]
+    corpus = _corpus_path(cfg)
+    if corpus is not None:
+        fixed = corpus[0]
         out.append(Path(fixed) if fixed else Path("."))
     return out
+
+
+def _corpus_path(cfg: Config) -> tuple[str, str | None] | None:
+    """[corpus] path as (its fixed part, the rest from the first wildcard on, or None without
+    one), or None when the section names no path."""
+    corpus = cfg["corpus"].get("path")
+    if not (isinstance(corpus, str) and corpus):
+        return None
+    parts = re.split(r"[*?\[]", corpus, maxsplit=1)
+    return parts[0], (corpus[len(parts[0]):] if len(parts) == 2 else None)
 
 
 def _searched_folders(cfg: Config) -> list[Path]:
     """Folders whose sub-folders the corpus reader searches: a text folder (its pattern may
     reach sub-folders), or the fixed part of a glob that can descend (``**`` or a ``/`` after
     the first wildcard)."""
-    corpus = cfg["corpus"].get("path")
-    if not (isinstance(corpus, str) and corpus):
+    corpus = _corpus_path(cfg)
+    if corpus is None:
         return []
-    if Path(corpus).is_dir():
-        return [Path(corpus)]
-    parts = re.split(r"[*?\[]", corpus, maxsplit=1)
-    if len(parts) == 2 and ("**" in corpus or "/" in parts[1]):
-        fixed = parts[0]
+    fixed, pattern = corpus
+    if pattern is None:
+        return [Path(fixed)] if Path(fixed).is_dir() else []
+    if "**" in pattern or "/" in pattern:
         return [Path(fixed if fixed.endswith("/") else os.path.dirname(fixed) or ".")]
     return []
 
