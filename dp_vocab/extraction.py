@@ -127,7 +127,15 @@ def document_batches(documents) -> Iterator[tuple[object, object]]:
 def prefetched(batches: Iterator) -> Iterator:
     """``batches``, with the next one read on a background thread while the caller works on
     the current one (decompression and parsing release the GIL). At most two batches are
-    held; the reader's errors are raised here, in order."""
+    held; the reader's errors are raised here, in order. The thread starts now, not at the
+    first request: the caller's own set-up overlaps the first batch's reading."""
+    stream = _prefetching(batches)
+    next(stream)   # runs up to the first yield: the thread is started (closing stops it)
+    return stream
+
+
+def _prefetching(batches: Iterator) -> Iterator:
+    """``prefetched``'s generator: yields None once the thread is started, then the batches."""
     import queue
     import threading
 
@@ -161,6 +169,7 @@ def prefetched(batches: Iterator) -> Iterator:
     worker = threading.Thread(target=produce, name="dp-vocab-reader", daemon=True)
     worker.start()
     try:
+        yield None
         while True:
             batch, error = slots.get()
             if error is not None:
@@ -211,26 +220,43 @@ class _Users:
         self._n += len(distinct)
         return rows
 
-    def finish(self) -> tuple[list, np.ndarray | None]:
-        """(the user ids by row, the row of each provisional row, or None when those are
-        the same: no user in two batches)."""
+    def finish(self) -> tuple[list, np.ndarray | None, tuple | None]:
+        """(the user ids by row, the row of each provisional row or None when those are the
+        same (no user in two batches), ``encode_user_ids`` of the ids when they came as one
+        kind of polars column, else None)."""
         import polars as pl
         parts = self._parts
         if parts and all(isinstance(p, pl.Series) and p.dtype == parts[0].dtype
                          for p in parts):
             ids = pl.concat(parts, rechunk=True)
-            if ids.n_unique() == len(ids):
-                return ids.to_list(), None
-            first = pl.DataFrame({"u": ids}).with_row_index("p").select(
-                pl.col("p").min().over("u")).to_series()
-            lut = (first.rank("dense") - 1).cast(pl.Int64).to_numpy()
-            return ids.unique(maintain_order=True).to_list(), lut
+            lut = None
+            if ids.n_unique() != len(ids):
+                first = pl.DataFrame({"u": ids}).with_row_index("p").select(
+                    pl.col("p").min().over("u")).to_series()
+                lut = (first.rank("dense") - 1).cast(pl.Int64).to_numpy()
+                ids = ids.unique(maintain_order=True)
+            return ids.to_list(), lut, encoded_ids(ids)
         index: dict = {}
         add = index.setdefault
         lut = np.array([add(u, len(index)) for p in parts
                         for u in (p.to_list() if isinstance(p, pl.Series) else p)],
                        dtype=np.int64)
-        return list(index), (None if lut.size == len(index) else lut)
+        return list(index), (None if lut.size == len(index) else lut), None
+
+
+def encoded_ids(column) -> tuple[np.ndarray, np.ndarray]:
+    """``bounding.encode_user_ids`` of a polars String or Int64 column without nulls (the same
+    bytes and offsets), built in polars: no Python object per value."""
+    import polars as pl
+    tag = "i:" if column.dtype == pl.Int64 else "s:"
+    strings = column.cast(pl.String) if column.dtype == pl.Int64 else column
+    offsets = np.zeros(len(strings) + 1, dtype=np.int64)
+    if not len(strings):
+        return np.zeros(0, dtype=np.uint8), offsets
+    np.cumsum(strings.str.len_bytes().cast(pl.Int64).to_numpy() + 2, out=offsets[1:])
+    # polars strings are valid UTF-8: Python's encoding of them gives the same bytes
+    text = tag + strings.str.join(tag).item()
+    return np.frombuffer(text.encode("utf-8"), dtype=np.uint8), offsets
 
 
 class _Interner:
@@ -239,7 +265,8 @@ class _Interner:
     bounding needs): while the reader works on the next batch, not after the last."""
 
     def __init__(self, hashes: bool = False):
-        self.index: dict[str, int] = {}
+        self.strings: list[str] = []   # by id
+        self._index: dict[str, int] = {}   # string → id of strings[:len(_index)]
         self._hashes: list[np.ndarray] | None = [] if hashes else None
         # column_ids: an empty column of this interner's own polars categories (they live
         # while a column of them does); its dtype is what every column is cast to
@@ -248,16 +275,29 @@ class _Interner:
 
     def ids(self, strings: list[str], hashes: np.ndarray | None = None) -> np.ndarray:
         """The ids of ``strings``; ``hashes``: their item hashes, when already known."""
-        index = self.index
-        n = len(index)
+        index = self._index
+        n = len(self.strings)
+        if len(index) < n:   # strings that column_ids added without the index
+            index.update(zip(self.strings[len(index):], range(len(index), n)))
         add = index.setdefault
         ids = np.array([add(s, len(index)) for s in strings], dtype=np.int64)
-        if self._hashes is not None and len(index) > n:
+        if len(index) > n:
             new = np.flatnonzero(ids >= n)
             new = new[np.unique(ids[new], return_index=True)[1]]   # first of each, by id
-            self._hashes.append(hashes[new] if hashes is not None else
-                                itemsets.item_hashes([strings[i] for i in new.tolist()]))
+            self._add_new([strings[i] for i in new.tolist()],
+                          None if hashes is None else hashes[new])
         return ids
+
+    def _add_new(self, strings: list[str], hashes: np.ndarray | None = None,
+                 column=None) -> None:
+        """Appends strings not seen before (distinct) as the next ids; ``column``: the same
+        strings as a polars column (encoded for hashing there)."""
+        self.strings.extend(strings)
+        if self._hashes is not None:
+            if hashes is None:
+                encoded = None if column is None else encoded_ids(column)
+                hashes = itemsets.item_hashes(strings, encoded)
+            self._hashes.append(hashes)
 
     def column_ids(self, column) -> np.ndarray:
         """The id of every string of a polars String Series (int64 array). The column is cast
@@ -278,15 +318,20 @@ class _Interner:
             self._id_of_code = grown
         first = np.sort(codes_col.arg_unique().to_numpy())   # first occurrences, in order
         new = first[self._id_of_code[codes[first]] < 0]
-        if new.size:
+        if new.size and self._index:   # ids() has numbered strings: it knows which are new
             self._id_of_code[codes[new]] = self.ids(column.gather(new).to_list())
+        elif new.size:   # codes not seen before: distinct strings, new to this interner
+            self._id_of_code[codes[new]] = np.arange(len(self.strings),
+                                                     len(self.strings) + new.size)
+            strings = column.gather(new)
+            self._add_new(strings.to_list(), column=strings)
         return self._id_of_code[codes]
 
     def vocabulary(self) -> Vocabulary:
         hashes = None
         if self._hashes is not None:
             hashes = np.concatenate(self._hashes) if self._hashes else np.zeros(0, np.uint64)
-        return Vocabulary.from_index(self.index, hashes)
+        return Vocabulary.from_strings(self.strings, hashes)
 
 
 # -- item sets ---------------------------------------------------------------------------------
@@ -395,7 +440,7 @@ def build_itemsets(users: "_Users", items: "_Interner", keys: list[np.ndarray],
                    counts: list[np.ndarray], cap: int | None) -> ItemSets:
     """ItemSets from buffered (provisional user row << 32 | item id, count) parts, merged
     and capped."""
-    user_ids, final = users.finish()
+    user_ids, final, encoded_users = users.finish()
     if final is not None:   # a user in several batches: its rows become one
         for k in keys:
             k[:] = (final[k >> 32] << 32) | (k & 0xFFFFFFFF)
@@ -407,13 +452,13 @@ def build_itemsets(users: "_Users", items: "_Interner", keys: list[np.ndarray],
     if not held.all():   # the cap dropped every holder of some items: renumber the rest
         new = np.cumsum(held) - 1
         kept = [s for s, h in zip(vocab.strings, held.tolist()) if h]
-        vocab = Vocabulary.from_index(dict(zip(kept, range(len(kept)))), vocab.hashes()[held])
+        vocab = Vocabulary.from_strings(kept, vocab.hashes()[held])
         item_ids = new[item_ids]
         order = np.lexsort((item_ids, key >> 32))
         key, count, item_ids = key[order], count[order], item_ids[order]
     indptr = itemsets.user_starts(key, len(user_ids))
     np.minimum(count, np.iinfo(np.int32).max, out=count)
-    return ItemSets(vocab, user_ids, indptr, item_ids, count)
+    return ItemSets(vocab, user_ids, indptr, item_ids, count, encoded_user_ids=encoded_users)
 
 
 def merge_itemsets(parts: Iterable[tuple], cap: int | None) -> ItemSets:
@@ -466,13 +511,8 @@ def _merge(keys: list[np.ndarray], counts: list[np.ndarray], cap: int | None,
         key, count = merged["key"].to_numpy(), merged["count"].to_numpy()
         starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
         key, count = key[starts], np.add.reduceat(count, starts)
-    strings: list[str] = []
-
-    def names_of(ids: list[int]) -> list[str]:   # the strings only if some user is over the cap
-        if not strings:
-            strings.extend(items.index)
-        return [strings[i] for i in ids]
-    return itemsets.cap_distinct(key, count, cap, names_of)
+    strings = items.strings
+    return itemsets.cap_distinct(key, count, cap, lambda ids: [strings[i] for i in ids])
 
 
 # -- token sequences ---------------------------------------------------------------------------
@@ -499,7 +539,7 @@ def _columnar_sequences(batches, columnar, on_progress) -> TokenCorpus:
 def _token_corpus(users: _Users, tokens: _Interner, toks: list[np.ndarray],
                   lens: list[np.ndarray], seq_users: list[np.ndarray], joiner: str) -> TokenCorpus:
     """A TokenCorpus of buffered parts: token ids, sequence lengths, provisional user rows."""
-    user_ids, final = users.finish()
+    user_ids, final, _ = users.finish()
     lengths = np.concatenate(lens) if lens else np.zeros(0, np.int64)
     ptr = np.zeros(lengths.size + 1, dtype=np.int64)
     np.cumsum(lengths, out=ptr[1:])

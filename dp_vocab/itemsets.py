@@ -25,11 +25,12 @@ ITEM_HASH = "siphash-2-4 of the tagged UTF-8 bytes, public key v1"
 _ITEM_KEY = b"dp-vocab: the public item hash, v1"
 
 
-def item_hashes(strings) -> np.ndarray:
+def item_hashes(strings, encoded: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
     """The unkeyed 64-bit hash of each item (SipHash-2-4 under a fixed, public key of its
-    UTF-8 bytes), as uint64: compiled, a few nanoseconds an item."""
+    UTF-8 bytes), as uint64: compiled, a few nanoseconds an item. ``encoded``:
+    ``bounding.encode_user_ids(strings)``, when the caller has it already."""
     strings = strings if isinstance(strings, list) else list(strings)
-    return fingerprints(strings, _ITEM_KEY)
+    return fingerprints(strings, _ITEM_KEY, encoded)
 
 
 class Vocabulary:
@@ -39,7 +40,7 @@ class Vocabulary:
 
     def __init__(self, strings: Iterable[str] = ()):
         self._strings: list[str] = []
-        self._index: dict[str, int] = {}
+        self._index: dict[str, int] | None = {}
         self._hashes: np.ndarray | None = None
         self._ties: np.ndarray | None = None
         for s in strings:
@@ -49,14 +50,29 @@ class Vocabulary:
     def from_index(cls, index: dict[str, int], hashes: np.ndarray | None = None) -> "Vocabulary":
         """Adopt ``{string: id}`` with ids 0..n-1 in insertion order (no copy), and the
         strings' :func:`item_hashes` when they are known already."""
-        vocab = cls()
+        vocab = cls.from_strings(list(index), hashes)
         vocab._index = index
-        vocab._strings = list(index)
+        return vocab
+
+    @classmethod
+    def from_strings(cls, strings: list[str], hashes: np.ndarray | None = None) -> "Vocabulary":
+        """Adopt distinct ``strings`` as ids 0..n-1 (no copy), and their :func:`item_hashes`
+        when known. The string → id index is built on the first lookup: a run that only
+        reads ids' strings (extraction, then a release) never builds it."""
+        vocab = cls()
+        vocab._strings = strings
+        vocab._index = None
         vocab._hashes = hashes
         return vocab
 
+    @property
+    def index(self) -> dict[str, int]:
+        if self._index is None:
+            self._index = dict(zip(self._strings, range(len(self._strings))))
+        return self._index
+
     def add(self, item: str) -> int:
-        i = self._index.get(item)
+        i = self.index.get(item)
         if i is None:
             i = self._index[item] = len(self._strings)
             self._strings.append(item)
@@ -70,20 +86,16 @@ class Vocabulary:
         return self._strings[i]
 
     def __contains__(self, item: object) -> bool:
-        return item in self._index
+        return item in self.index
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._strings)
 
     def id(self, item: str) -> int:
-        return self._index[item]
+        return self.index[item]
 
     def get(self, item: str, default: int | None = None) -> int | None:
-        return self._index.get(item, default)
-
-    @property
-    def index(self) -> dict[str, int]:
-        return self._index
+        return self.index.get(item, default)
 
     @property
     def strings(self) -> list[str]:
@@ -118,12 +130,14 @@ class ItemSets:
     (int32, the user's number of occurrences), ``user_ids`` (original ids, row order).
     """
 
-    __slots__ = ("vocab", "user_ids", "indptr", "items", "counts")
+    __slots__ = ("vocab", "user_ids", "indptr", "items", "counts", "_encoded_user_ids")
 
     def __init__(self, vocab: Vocabulary, user_ids: list, indptr: np.ndarray, items: np.ndarray,
-                 counts: np.ndarray):
+                 counts: np.ndarray, *, encoded_user_ids: tuple | None = None):
         self.vocab = vocab
         self.user_ids = list(user_ids)
+        # bounding.encode_user_ids(user_ids), when the builder has it (extraction: from polars)
+        self._encoded_user_ids = encoded_user_ids
         self.indptr = np.ascontiguousarray(indptr, dtype=np.int64)
         self.items = np.ascontiguousarray(items, dtype=np.int32)
         self.counts = np.ascontiguousarray(counts, dtype=np.int32)
@@ -169,7 +183,8 @@ class ItemSets:
         rows = np.repeat(np.arange(self.n_users), np.diff(self.indptr))[mask]
         indptr = np.zeros(self.n_users + 1, dtype=np.int64)
         np.cumsum(np.bincount(rows, minlength=self.n_users), out=indptr[1:])
-        return ItemSets(self.vocab, self.user_ids, indptr, self.items[mask], self.counts[mask])
+        return ItemSets(self.vocab, self.user_ids, indptr, self.items[mask], self.counts[mask],
+                        encoded_user_ids=self._encoded_user_ids)
 
     def without_users(self, user_ids: Iterable[Hashable]) -> "ItemSets":
         """The neighbouring dataset with these users removed (same vocabulary object)."""
@@ -190,7 +205,7 @@ class ItemSets:
     # -- what mechanisms ask of user data (the ``bounding.UserData`` protocol) ------------------
     def bounded_rows(self, key: bytes, bounding: Bounding) -> BoundedRows:
         hashes = self.vocab.hashes()
-        words, seeds = user_keys(self.user_ids, key)
+        words, seeds = user_keys(self.user_ids, key, self._encoded_user_ids)
         b = bound(self.indptr, self.items, self.counts, self.vocab.strings,
                   hashes, self.vocab.ties(), (words, seeds), bounding)
         return BoundedRows(b, hashes, self.vocab.strings_at, words)

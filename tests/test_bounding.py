@@ -16,9 +16,9 @@ def a_and_b_share_a_hash(monkeypatch):
     """Force a 64-bit collision between the items "a" and "b" (crafting one costs ~2^32)."""
     real = itemsets_module.item_hashes
 
-    def colliding(strings):
+    def colliding(strings, encoded=None):
         strings = list(strings)
-        h = real(strings)
+        h = real(strings, encoded)
         h[[i for i, s in enumerate(strings) if s == "b"]] = real(["a"])[0]
         return h
     monkeypatch.setattr(itemsets_module, "item_hashes", colliding)

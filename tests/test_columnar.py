@@ -9,7 +9,10 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from dp_vocab.bounding.user_order import encode_user_ids
 from dp_vocab.corpora import JsonlReader, columns
 from dp_vocab.corpora.readers import MixedUserIdWarning
 from dp_vocab.errors import CorpusError
@@ -108,6 +111,21 @@ def test_users_spread_over_column_batches_keep_their_first_row(monkeypatch, tmp_
     assert np.array_equal(runs.seq_ptr, listed.seq_ptr)
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(st.characters(exclude_categories=["Cs"]))),
+       st.lists(st.integers(-2 ** 63, 2 ** 63 - 1)))
+def test_ids_encoded_in_polars_are_encode_user_ids(strings, numbers):
+    """The user order's and the item hashes' input bytes, built from a polars column, are
+    ``encode_user_ids`` of its values: any text (polars holds no lone surrogates), any int64."""
+    from dp_vocab.extraction import encoded_ids
+    for values, dtype in ((strings, pl.String), (numbers, pl.Int64)):
+        buf, offsets = encoded_ids(pl.Series(values, dtype=dtype))
+        want_buf, want_offsets = encode_user_ids(values)
+        assert np.array_equal(buf, want_buf) and np.array_equal(offsets, want_offsets)
+    assert np.array_equal(item_hashes(strings, encoded_ids(pl.Series(strings, dtype=pl.String))),
+                          item_hashes(strings))
+
+
 def test_user_rows_of_columns_and_lists_are_numbered_by_first_document():
     from dp_vocab.extraction import _Users
     batches = [pl.Series(["b", "a", "b"]), pl.Series(["c", "a"]), ["d", "b", "d"],
@@ -117,16 +135,20 @@ def test_user_rows_of_columns_and_lists_are_numbered_by_first_document():
         users, provisional = _Users(), []
         for batch in kinds:
             provisional.append(users.rows(batch))
-        ids, final = users.finish()
+        ids, final, encoded = users.finish()
         first = dict.fromkeys(u for b in kinds for u in b)
         assert ids == list(first)
+        # the ids' encoding for the user order, from polars when every batch was a column
+        assert (encoded is None) == (kinds is batches)
+        if encoded is not None:
+            assert all(np.array_equal(a, b) for a, b in zip(encoded, encode_user_ids(ids)))
         got = [ids[r] for rows in provisional
                for r in (rows if final is None else final[rows]).tolist()]
         assert got == [u for b in kinds for u in b]
     users = _Users()
     users.rows(pl.Series([7, 8]))
     users.rows(pl.Series(["7"]))   # an integer and a string id are two users
-    assert users.finish() == ([7, 8, "7"], None)
+    assert users.finish() == ([7, 8, "7"], None, None)
 
 
 @pytest.mark.parametrize("kwargs", [{"n_max": 3, "joiner": "_"}, {"max_length": 5},

@@ -203,7 +203,7 @@ def _itemsets_partition(cap: int | None, *wrapped: _Whole) -> _Partition:
     if len(pieces) == 1:   # one input file: its piece is already grouped, sorted and capped
         user_ids, strings, hashes, indptr, items, counts = pieces[0]
         user_ids = user_ids if isinstance(user_ids, list) else user_ids.to_list()
-        vocab = Vocabulary.from_index(dict(zip(strings, range(len(strings)))), hashes)
+        vocab = Vocabulary.from_strings(list(strings), hashes)
         return _Partition(ItemSets(vocab, user_ids, indptr, items, counts))
     from ..extraction import merge_itemsets
     return _Partition(merge_itemsets(pieces, cap))

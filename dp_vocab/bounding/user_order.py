@@ -262,21 +262,25 @@ def _prf_words(buf, offsets, keys):
     return run(buf, offsets, keys)
 
 
-def user_keys(user_ids: list, key: bytes) -> tuple[np.ndarray, np.ndarray]:
+def user_keys(user_ids: list, key: bytes, encoded: tuple[np.ndarray, np.ndarray] | None = None
+              ) -> tuple[np.ndarray, np.ndarray]:
     """(uint64 order words, shape (n, 3): the 192-bit order key per row; uint64 bounding seed
-    per row). Users from different places (Dask partitions) merge by these words."""
+    per row). Users from different places (Dask partitions) merge by these words. ``encoded``:
+    ``encode_user_ids(user_ids)``, when the caller has it already."""
     key = check_key(key)
     if len(user_ids) == 0:
         return np.zeros((0, 3), np.uint64), np.zeros(0, np.uint64)
-    buf, offsets = encode_user_ids(user_ids)
+    buf, offsets = encoded if encoded is not None else encode_user_ids(user_ids)
     words = _prf_words(buf, offsets, siphash_keys(key))
     return words[:, :3], words[:, 3].copy()
 
 
-def fingerprints(values: list, key: bytes) -> np.ndarray:
+def fingerprints(values: list, key: bytes,
+                 encoded: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
     """A 64-bit SipHash of each string or integer (type-tagged: "1" and 1 differ) under a fixed,
-    public ``key``: a fast compiled hash where nothing is secret."""
-    return user_keys(values, key)[1]
+    public ``key``: a fast compiled hash where nothing is secret (``encoded`` as for
+    ``user_keys``)."""
+    return user_keys(values, key, encoded)[1]
 
 
 def keyed_order(words: np.ndarray) -> np.ndarray:

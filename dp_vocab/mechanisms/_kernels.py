@@ -135,27 +135,33 @@ def l2_descent_cutoffs(order, indptr, items, n_items, gammas):
     the user's coordinates below their cutoffs move straight towards them by L2 distance ≤ 1.
     In coordinates H − Γ this is ``l2_descent`` translated, so it contracts the same way
     (public.md §2)."""
-    hist = np.zeros(n_items, dtype=np.float64)
+    # each item's (H, Γ) side by side: one cache line per item read, not two
+    hg = np.zeros((n_items, 2), dtype=np.float64)
+    hg[:, 1] = gammas
+    gaps, idx = _row_scratch(indptr)
     for i in range(order.size):
         _prefetch_rows(order, i, indptr, items)
         r = order[i]
         z2 = 0.0
+        n = 0
         for j in range(indptr[r], indptr[r + 1]):
             u = items[j]
-            if hist[u] < gammas[u]:
-                g = gammas[u] - hist[u]
+            if hg[u, 0] < hg[u, 1]:
+                g = hg[u, 1] - hg[u, 0]
+                gaps[n] = g
+                idx[n] = u
+                n += 1
                 z2 += g * g
         if z2 == 0.0:
             continue
         z = np.sqrt(z2)
-        for j in range(indptr[r], indptr[r + 1]):
-            u = items[j]
-            if hist[u] < gammas[u]:
-                if z <= 1.0:
-                    hist[u] = gammas[u]
-                else:
-                    hist[u] += (gammas[u] - hist[u]) / z
-    return hist
+        if z <= 1.0:
+            for k in range(n):
+                hg[idx[k], 0] = hg[idx[k], 1]
+        else:
+            for k in range(n):
+                hg[idx[k], 0] += gaps[k] / z
+    return hg[:, 0].copy()
 
 
 @njit(cache=True)
