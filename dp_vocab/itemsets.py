@@ -72,9 +72,10 @@ class Vocabulary:
         return self._index
 
     def add(self, item: str) -> int:
-        i = self.index.get(item)
+        index = self.index
+        i = index.get(item)
         if i is None:
-            i = self._index[item] = len(self._strings)
+            i = index[item] = len(self._strings)
             self._strings.append(item)
             self._hashes = self._ties = None
         return i

@@ -15,12 +15,14 @@ from array import array
 from collections import defaultdict
 
 import numpy as np
-from numba import njit
 
+from .compiled import lazy_module
 from .bounding import Bounded, BoundedRows, Bounding, Weighting, user_weights
 from .errors import ParameterError
 from .itemsets import ItemSets, Vocabulary, _check_user_id, needs_item_sets
 from .privacy.noise import RandomSource, uniform_below
+
+_kernels = lazy_module("dp_vocab._sequence_kernels")   # numba: imported on first use
 
 Gram = tuple[str, ...]   # an n-gram: its tokens
 
@@ -105,7 +107,7 @@ def _level_itemsets(corpus: TokenCorpus, users: np.ndarray, keys_at: np.ndarray,
         packed *= span
         packed += keys_at
         packed.sort()
-        users, keys_at, counts = _runs(packed, span)
+        users, keys_at, counts = _kernels.runs(packed, span)
         del packed
     else:                                    # too many for one word: sort by both
         order = np.lexsort((keys_at, users))
@@ -136,108 +138,12 @@ def _sorted_distinct(values: np.ndarray, span: int) -> tuple[np.ndarray, np.ndar
     if not values.size:
         return values[:0].copy(), np.zeros(0, dtype=np.int32)
     if span <= 64 * values.size:
-        return _distinct_by_bitmap(values, span)
+        return _kernels.distinct_by_bitmap(values, span)
     import polars as pl
     ids = (pl.Series(values).rank("dense") - 1).cast(pl.Int32).to_numpy()
     distinct = np.empty(int(ids.max()) + 1, dtype=values.dtype)
     distinct[ids] = values
     return distinct, ids
-
-
-@njit(cache=True, nogil=True)
-def _ones(x):
-    """How many bits of the uint64 x are set (SWAR popcount)."""
-    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
-    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
-    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
-    return np.int64((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
-
-
-@njit(cache=True, nogil=True)
-def _distinct_by_bitmap(values, span):
-    """``_sorted_distinct`` by a bitmap of [0, span): a value's index is the number of set
-    bits below it (counts per word, then the bits of its own word)."""
-    n_words = (span + 63) // 64
-    words = np.zeros(n_words, dtype=np.uint64)
-    for v in values:
-        words[v >> 6] |= np.uint64(1) << np.uint64(v & 63)
-    below = np.zeros(n_words + 1, dtype=np.int64)
-    for w in range(n_words):
-        below[w + 1] = below[w] + _ones(words[w])
-    distinct = np.empty(below[n_words], dtype=np.int64)
-    for w in range(n_words):
-        x = words[w]
-        o = below[w]
-        while x:
-            low = x & (~x + np.uint64(1))   # the lowest set bit
-            distinct[o] = w * 64 + _ones(low - np.uint64(1))
-            o += 1
-            x ^= low
-    ids = np.empty(values.size, dtype=np.int32)
-    for i in range(values.size):
-        v = values[i]
-        mask = (np.uint64(1) << np.uint64(v & 63)) - np.uint64(1)
-        ids[i] = below[v >> 6] + _ones(words[v >> 6] & mask)
-    return distinct, ids
-
-
-@njit(cache=True, nogil=True)
-def _runs(packed, span):
-    """The distinct values of sorted ``packed`` (user·span + key) split into (users, keys),
-    and how many times each occurs: one pass to count them, one to fill."""
-    n_out = 1 if packed.size else 0
-    for i in range(1, packed.size):
-        if packed[i] != packed[i - 1]:
-            n_out += 1
-    users = np.empty(n_out, dtype=np.int64)
-    keys = np.empty(n_out, dtype=np.int64)
-    counts = np.zeros(n_out, dtype=np.int64)
-    o = -1
-    for i in range(packed.size):
-        if i == 0 or packed[i] != packed[i - 1]:
-            o += 1
-            users[o] = packed[i] // span
-            keys[o] = packed[i] % span
-        counts[o] += 1
-    return users, keys, counts
-
-
-@njit(cache=True, nogil=True)
-def _candidate_keys(s, room, n, m):
-    """(positions i where the (n−1)-grams at i and i + 1 are both released and an n-gram fits
-    before the sequence ends, the key s[i]·m + s[i + 1] of each): two passes, no masks."""
-    count = 0
-    for i in range(s.size - 1):
-        if s[i] >= 0 and s[i + 1] >= 0 and room[i] >= n:
-            count += 1
-    pos = np.empty(count, dtype=np.int64)
-    keys = np.empty(count, dtype=np.int64)
-    o = 0
-    for i in range(s.size - 1):
-        if s[i] >= 0 and s[i + 1] >= 0 and room[i] >= n:
-            pos[o] = i
-            keys[o] = np.int64(s[i]) * m + s[i + 1]
-            o += 1
-    return pos, keys
-
-
-@njit(cache=True, nogil=True)
-def _mark_released(pos, cand, m, starts, sorted_keys, order, s):
-    """s[pos[i]] := the rank in S_n of the key cand[i] (a·m + b), if released; the released
-    keys with prefix a are sorted_keys[starts[a]:starts[a + 1]] (ranks ``order``): a search
-    among those, not among all released keys."""
-    for i in range(cand.size):
-        key = cand[i]
-        a = key // m
-        lo, hi = starts[a], starts[a + 1]
-        while lo < hi:   # binary search among them: a frequent prefix may hold thousands
-            mid = (lo + hi) // 2
-            if sorted_keys[mid] < key:
-                lo = mid + 1
-            else:
-                hi = mid
-        if lo < starts[a + 1] and sorted_keys[lo] == key:
-            s[pos[i]] = order[lo]
 
 
 class CandidateJoin:
@@ -319,7 +225,7 @@ class TokenLevels:
         s, m = self.s_prev, len(self.prev)
         if s is None:
             raise ValueError(f"level {n}: the released level {n - 1} must be set first")
-        return _candidate_keys(s, self.room, n, m)
+        return _kernels.candidate_keys(s, self.room, n, m)
 
     def _users_at(self, pos: np.ndarray | None) -> np.ndarray:
         return self.pos_user if pos is None else self.pos_user[pos]
@@ -392,7 +298,7 @@ class TokenLevels:
                 # among its prefix's keys only
                 m = len(self.prev)
                 starts = np.searchsorted(sorted_keys, np.arange(m + 1, dtype=np.int64) * m)
-                _mark_released(pos, cand, m, starts, sorted_keys, order.astype(np.int32), s)
+                _kernels.mark_released(pos, cand, m, starts, sorted_keys, order.astype(np.int32), s)
         self.s_prev, self.prev = s, list(grams)
 
     def set_released_grams(self, n: int, grams: list[Gram]) -> None:

@@ -138,3 +138,25 @@ def test_a_release_reads_the_names_of_the_items_it_releases_only(monkeypatch, na
     # released items outside P; and, to confirm each hash match by name, the held items of P
     expected = len(set(release.items) - set(public)) + len(set(public) & set(data.vocab.strings))
     assert _CountingList.reads == expected
+
+
+@pytest.mark.parametrize("mode", [0, 1])
+def test_rows_within_the_cap_are_kept_as_they_are(mode):
+    """bound_rows returns its input arrays when no row is over the cap and rows are unordered
+    (no copy); they equal what the compiled loop gives. One row over the cap: the loop runs."""
+    from dp_vocab.bounding import _kernels as bk
+    rng = np.random.default_rng(5)
+    lengths = rng.integers(0, 6, 200)
+    indptr = np.r_[0, np.cumsum(lengths)].astype(np.int64)
+    items = rng.integers(0, 50, indptr[-1]).astype(np.int32)
+    counts = rng.integers(1, 9, indptr[-1]).astype(np.int32)
+    seeds = rng.integers(0, 2 ** 63, 200).astype(np.uint64)
+    hashes = rng.integers(0, 2 ** 63, 50).astype(np.uint64)
+    tie, rank = np.zeros(1, np.int64), np.zeros(50, np.int64)
+    args = (indptr, items, counts, seeds, hashes, tie, rank)
+    got = bk.bound_rows(*args, 5, mode, False)
+    assert got[0] is indptr and got[1] is items and got[2] is counts
+    loop = bk._KERNELS[mode == 0, False](*args, 5, mode, False)
+    assert all(np.array_equal(a, b) for a, b in zip(got, loop))
+    capped = bk.bound_rows(*args, 4, mode, False)
+    assert capped[1] is not items and np.diff(capped[0]).max() == 4

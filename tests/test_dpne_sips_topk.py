@@ -211,7 +211,8 @@ def test_dpne_level_sets_hold_any_number_of_users():
 @settings(max_examples=200, deadline=None)
 def test_level_kernels_equal_their_array_definitions(data):
     """The compiled passes behind DPNE's levels against the numpy expressions they replace."""
-    from dp_vocab.sequences import _candidate_keys, _mark_released, _runs, _sorted_distinct
+    from dp_vocab._sequence_kernels import candidate_keys, mark_released, runs
+    from dp_vocab.sequences import _sorted_distinct
     m = data.draw(st.integers(1, 40))
     n_pos = data.draw(st.integers(0, 120))
     rng = np.random.default_rng(data.draw(st.integers(0, 2 ** 32 - 1)))
@@ -221,7 +222,7 @@ def test_level_kernels_equal_their_array_definitions(data):
     # candidates: both (n-1)-grams released and room for an n-gram
     ok = np.zeros(0, bool) if n_pos < 2 else (s[:-1] >= 0) & (s[1:] >= 0) & (room[:-1] >= n)
     pos = np.flatnonzero(ok)
-    got_pos, got_keys = _candidate_keys(s, room, n, m)
+    got_pos, got_keys = candidate_keys(s, room, n, m)
     assert got_pos.tolist() == pos.tolist()
     assert got_keys.tolist() == (s[pos].astype(np.int64) * m + s[pos + 1]).tolist()
     # released keys: positions whose key is released get its rank, others keep -1
@@ -231,7 +232,7 @@ def test_level_kernels_equal_their_array_definitions(data):
     by_key = np.argsort(keys)
     starts = np.searchsorted(keys[by_key], np.arange(m + 1, dtype=np.int64) * m)
     marked = np.full(n_pos, -1, dtype=np.int32)
-    _mark_released(got_pos, got_keys, m, starts, keys[by_key], by_key.astype(np.int32), marked)
+    mark_released(got_pos, got_keys, m, starts, keys[by_key], by_key.astype(np.int32), marked)
     expected = np.full(n_pos, -1, dtype=np.int32)
     for p, k in zip(got_pos.tolist(), got_keys.tolist()):
         hit = np.flatnonzero(keys == k)
@@ -241,7 +242,7 @@ def test_level_kernels_equal_their_array_definitions(data):
     # per-user distinct candidates with their counts, then dense ids of the candidates
     span = data.draw(st.integers(1, 3000))
     packed = np.sort(rng.integers(0, 7 * span, data.draw(st.integers(0, 200))))
-    users, cands, counts = _runs(packed, span)
+    users, cands, counts = runs(packed, span)
     uniq, cnt = np.unique(packed, return_counts=True)
     assert users.tolist() == (uniq // span).tolist() and cands.tolist() == (uniq % span).tolist()
     assert counts.tolist() == cnt.tolist()

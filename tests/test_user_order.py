@@ -7,9 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dp_vocab.bounding import _kernels, keyed_order, user_keys
-from dp_vocab.bounding.user_order import (_prf_words_serial, _prf_words_threaded,
-                                          encode_user_id, encode_user_ids, siphash24,
-                                          siphash_keys)
+from dp_vocab.bounding._siphash import _prf_words_serial, _prf_words_threaded, siphash24
+from dp_vocab.bounding.user_order import encode_user_id, encode_user_ids, siphash_keys
 
 # SipHash-2-4 with key 00 01 .. 0f on the messages 00 01 .. (n-1), n = 0..63: the test vectors
 # of the SipHash paper (Aumasson & Bernstein 2012, appendix) and its reference implementation.

@@ -21,8 +21,10 @@ from typing import Protocol
 
 import numpy as np
 
-from . import _kernels
+from ..compiled import lazy_module
 from .user_order import check_key, derive_key, fingerprints, keyed_order, user_keys, user_order
+
+_kernels = lazy_module("dp_vocab.bounding._kernels")   # numba: imported on first use
 
 MISSING_RANK = 2**31 - 1  # items absent from a public priority table rank after all listed ones
 # Δ0 above this is never useful (a user's distinct items are capped at extraction, 100,000 by

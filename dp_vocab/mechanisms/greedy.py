@@ -26,9 +26,11 @@ from ..errors import CorpusError, ParameterError
 from ..privacy import calibrate
 from ..privacy.params import check_nonnegative
 from ..bounding import Bounded, Bounding, Priority
-from . import _kernels
+from ..compiled import lazy_module
 from .base import Mechanism
 from .claim import Noise, Norm, Sensitivity, Support
+
+_kernels = lazy_module("dp_vocab.mechanisms._kernels")   # numba: imported on first use
 
 
 @dataclass(frozen=True, kw_only=True, repr=False)

@@ -31,9 +31,11 @@ from ..privacy.noise import RandomSource, bernoulli, binomial, gaussian_release_
 from ..privacy.params import check_choice, check_nonnegative, check_positive_int
 from ..release import Release
 from ..sequences import CandidateJoin, Gram
-from . import _kernels
+from ..compiled import lazy_module
 from .base import Mechanism
 from .claim import Noise, Norm, Sensitivity
+
+_kernels = lazy_module("dp_vocab.mechanisms._kernels")   # numba: imported on first use
 
 
 @dataclass(frozen=True, kw_only=True, repr=False)

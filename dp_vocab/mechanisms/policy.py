@@ -12,9 +12,11 @@ from dataclasses import dataclass, field
 
 from ..privacy import calibrate
 from ..privacy.params import check_nonnegative
-from . import _kernels
+from ..compiled import lazy_module
 from .base import Mechanism
 from .claim import Noise, Norm, Sensitivity
+
+_kernels = lazy_module("dp_vocab.mechanisms._kernels")   # numba: imported on first use
 
 
 @dataclass(frozen=True, kw_only=True, repr=False)

@@ -40,12 +40,14 @@ from ..itemsets import ITEM_HASH, item_hashes
 from ..privacy.noise import RandomSource, bernoulli, gaussian_release_probability
 from ..privacy.params import check_positive_int
 from ..release import Release
-from . import _kernels
+from ..compiled import lazy_module
 from .base import Mechanism
 from .claim import Norm, Sensitivity
 from .ngrams import DPNE
 from .policy import PolicyGaussian
 from .sips import DPSIPS
+
+_kernels = lazy_module("dp_vocab.mechanisms._kernels")   # numba: imported on first use
 
 WORDFREQ_PREFIX = "wordfreq:"
 # Bands of public rank and their relative BH weights (normalised to mean 1 over P). Chosen on
