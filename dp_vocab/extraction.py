@@ -220,10 +220,10 @@ class _Users:
         self._n += len(distinct)
         return rows
 
-    def finish(self) -> tuple[list, np.ndarray | None, tuple | None]:
-        """(the user ids by row, the row of each provisional row or None when those are the
-        same (no user in two batches), ``encode_user_ids`` of the ids when they came as one
-        kind of polars column, else None)."""
+    def finish(self) -> tuple[object, np.ndarray | None, tuple | None]:
+        """(the user ids by row: a list, or a polars column when they came as one kind of
+        column; the row of each provisional row, or None when those are the same (no user in
+        two batches); ``encode_user_ids`` of the ids for a column, else None)."""
         import polars as pl
         parts = self._parts
         if parts and all(isinstance(p, pl.Series) and p.dtype == parts[0].dtype
@@ -235,7 +235,7 @@ class _Users:
                     pl.col("p").min().over("u")).to_series()
                 lut = (first.rank("dense") - 1).cast(pl.Int64).to_numpy()
                 ids = ids.unique(maintain_order=True)
-            return ids.to_list(), lut, encoded_ids(ids)
+            return ids, lut, encoded_ids(ids)   # ids: a column (ItemSets lists it if read)
         index: dict = {}
         add = index.setdefault
         lut = np.array([add(u, len(index)) for p in parts
@@ -540,6 +540,8 @@ def _token_corpus(users: _Users, tokens: _Interner, toks: list[np.ndarray],
                   lens: list[np.ndarray], seq_users: list[np.ndarray], joiner: str) -> TokenCorpus:
     """A TokenCorpus of buffered parts: token ids, sequence lengths, provisional user rows."""
     user_ids, final, _ = users.finish()
+    if not isinstance(user_ids, list):
+        user_ids = user_ids.to_list()
     lengths = np.concatenate(lens) if lens else np.zeros(0, np.int64)
     ptr = np.zeros(lengths.size + 1, dtype=np.int64)
     np.cumsum(lengths, out=ptr[1:])

@@ -131,12 +131,14 @@ class ItemSets:
     (int32, the user's number of occurrences), ``user_ids`` (original ids, row order).
     """
 
-    __slots__ = ("vocab", "user_ids", "indptr", "items", "counts", "_encoded_user_ids")
+    __slots__ = ("vocab", "_user_ids", "indptr", "items", "counts", "_encoded_user_ids")
 
-    def __init__(self, vocab: Vocabulary, user_ids: list, indptr: np.ndarray, items: np.ndarray,
+    def __init__(self, vocab: Vocabulary, user_ids, indptr: np.ndarray, items: np.ndarray,
                  counts: np.ndarray, *, encoded_user_ids: tuple | None = None):
+        """``user_ids``: a sequence, or a column with ``to_list()`` (a polars Series, from
+        extraction), made a list when first read: a release needs only their encoding."""
         self.vocab = vocab
-        self.user_ids = list(user_ids)
+        self._user_ids = user_ids if hasattr(user_ids, "to_list") else list(user_ids)
         # bounding.encode_user_ids(user_ids), when the builder has it (extraction: from polars)
         self._encoded_user_ids = encoded_user_ids
         self.indptr = np.ascontiguousarray(indptr, dtype=np.int64)
@@ -160,8 +162,16 @@ class ItemSets:
         return builder.build()
 
     @property
+    def user_ids(self) -> list:
+        """The users' original ids, by row."""
+        ids = self._user_ids
+        if not isinstance(ids, list):
+            ids = self._user_ids = ids.to_list()
+        return ids
+
+    @property
     def n_users(self) -> int:
-        return len(self.user_ids)
+        return len(self._user_ids)
 
     @property
     def n_pairs(self) -> int:
@@ -184,7 +194,7 @@ class ItemSets:
         rows = np.repeat(np.arange(self.n_users), np.diff(self.indptr))[mask]
         indptr = np.zeros(self.n_users + 1, dtype=np.int64)
         np.cumsum(np.bincount(rows, minlength=self.n_users), out=indptr[1:])
-        return ItemSets(self.vocab, self.user_ids, indptr, self.items[mask], self.counts[mask],
+        return ItemSets(self.vocab, self._user_ids, indptr, self.items[mask], self.counts[mask],
                         encoded_user_ids=self._encoded_user_ids)
 
     def without_users(self, user_ids: Iterable[Hashable]) -> "ItemSets":
@@ -206,7 +216,9 @@ class ItemSets:
     # -- what mechanisms ask of user data (the ``bounding.UserData`` protocol) ------------------
     def bounded_rows(self, key: bytes, bounding: Bounding) -> BoundedRows:
         hashes = self.vocab.hashes()
-        words, seeds = user_keys(self.user_ids, key, self._encoded_user_ids)
+        encoded = self._encoded_user_ids   # with it, the ids are only counted (not listed)
+        words, seeds = user_keys(self.user_ids if encoded is None else self._user_ids, key,
+                                 encoded)
         b = bound(self.indptr, self.items, self.counts, self.vocab.strings,
                   hashes, self.vocab.ties(), (words, seeds), bounding)
         return BoundedRows(b, hashes, self.vocab.strings_at, words)

@@ -136,10 +136,11 @@ def test_user_rows_of_columns_and_lists_are_numbered_by_first_document():
         for batch in kinds:
             provisional.append(users.rows(batch))
         ids, final, encoded = users.finish()
+        # every batch a column: the ids stay a column, with their encoding for the user order
+        assert (encoded is None) == (kinds is batches) == isinstance(ids, list)
+        ids = ids if isinstance(ids, list) else ids.to_list()
         first = dict.fromkeys(u for b in kinds for u in b)
         assert ids == list(first)
-        # the ids' encoding for the user order, from polars when every batch was a column
-        assert (encoded is None) == (kinds is batches)
         if encoded is not None:
             assert all(np.array_equal(a, b) for a, b in zip(encoded, encode_user_ids(ids)))
         got = [ids[r] for rows in provisional
