@@ -11,7 +11,7 @@ Python extractor document by document, spread over the cores by ``text.parallel`
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -220,7 +220,7 @@ class _Users:
         self._n += len(distinct)
         return rows
 
-    def finish(self) -> tuple[object, np.ndarray | None, tuple | None]:
+    def finish(self) -> tuple[Any, np.ndarray | None, tuple | None]:
         """(the user ids by row: a list, or a polars column when they came as one kind of
         column; the row of each provisional row, or None when those are the same (no user in
         two batches); ``encode_user_ids`` of the ids for a column, else None)."""

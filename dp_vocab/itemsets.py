@@ -16,7 +16,10 @@ import numpy as np
 
 from .bounding import (Bounding, BoundedRows, ItemWeights, NamesOf, NgramLevels, Weighting, bound,
                        fingerprints, string_ties, user_keys, user_weights)
+from .compiled import lazy_module
 from .errors import CorpusError, ParameterError
+
+_kernels = lazy_module("dp_vocab.bounding._kernels")   # numba: imported on first use
 
 
 # Items are told apart by this hash in bounding, candidate order and public-list lookups; a new
@@ -339,9 +342,12 @@ class _CappedUser:
 
 
 def user_starts(keys: np.ndarray, n_users: int) -> np.ndarray:
-    """Where each user's keys begin in sorted (user << 32 | item) keys, and the end: an indptr
-    of n_users + 1 (a binary search per user; no array as long as the keys)."""
-    return np.searchsorted(keys, np.arange(n_users + 1, dtype=np.int64) << 32)
+    """Where each user's keys begin in sorted (user << 32 | item) keys (int64, users below
+    ``n_users``), and the end: an indptr of n_users + 1 (compiled: one pass)."""
+    keys = np.ascontiguousarray(keys, dtype=np.int64)
+    if keys.size and not (keys[0] >= 0 and keys[-1] >> 32 < n_users):   # the loop's bounds
+        raise ValueError(f"keys of users outside 0..{n_users - 1}")
+    return _kernels.user_starts(keys, int(n_users))
 
 
 def cap_distinct(keys: np.ndarray, counts: np.ndarray, cap: int | None,

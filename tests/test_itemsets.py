@@ -63,3 +63,18 @@ def test_from_user_items_wants_lists_of_strings(items, found):
     assert ItemSets.from_user_items([("u", iter(["a", "b"])), ("v", ("a",)),
                                      ("w", np.array(["a"]))]).to_dict() == \
         {"u": {"a": 1, "b": 1}, "v": {"a": 1}, "w": {"a": 1}}   # str subclasses (np.str_) too
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 40), st.lists(st.tuples(st.integers(0, 39), st.integers(0, 2 ** 31 - 1))))
+def test_user_starts_is_the_binary_search_per_user(n_users, pairs):
+    """The compiled one-pass indptr equals a binary search per user in the sorted keys; a key
+    of a user outside 0..n_users−1 is refused (the loop writes by user)."""
+    from dp_vocab.itemsets import user_starts
+    keys = np.array(sorted({(u << 32) | i for u, i in pairs}), dtype=np.int64)
+    if keys.size and keys[-1] >> 32 >= n_users:
+        with pytest.raises(ValueError):
+            user_starts(keys, n_users)
+        return
+    want = np.searchsorted(keys, np.arange(n_users + 1, dtype=np.int64) << 32)
+    assert np.array_equal(user_starts(keys, n_users), want)

@@ -283,6 +283,18 @@ def max_row_length(indptr):
     return m
 
 
+@njit(cache=True, nogil=True)
+def user_starts(keys, n_users):
+    """Where each user's keys begin in sorted (user << 32 | item) keys, and the end: an
+    indptr of n_users + 1, in one pass (a binary search per user took 40 ms on pypi)."""
+    out = np.zeros(n_users + 1, dtype=np.int64)
+    for i in range(keys.size):
+        out[(keys[i] >> 32) + 1] += 1
+    for u in range(n_users):
+        out[u + 1] += out[u]
+    return out
+
+
 @njit(cache=True)
 def _copy_row(items, counts, s, n, out_items, out_counts, o):
     for j in range(n):
