@@ -10,7 +10,8 @@ Python extractor document by document, spread over the cores by ``text.parallel`
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
+from contextlib import closing
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -40,8 +41,9 @@ def extract_itemsets(documents: Iterable[tuple[object, str]], extractor: Callabl
     columnar = columnar_extractor(extractor)
     if columnar is not None:
         # reading, tokenizing (polars, every core) and interning (Python) overlap
-        tokenized = _tokenized(prefetched(document_batches(documents)), columnar)
-        return _columnar_itemsets(prefetched(tokenized), columnar, on_progress)
+        stream = prefetched(_tokenized(prefetched(document_batches(documents)), columnar))
+        with closing(stream):   # an error before or during the loop stops the readers
+            return _columnar_itemsets(stream, columnar, on_progress)
     from .text.parallel import parallel_items
     builder = ItemSetsBuilder(max_distinct_per_user=getattr(extractor, "max_distinct_per_user",
                                                             None))
@@ -62,8 +64,9 @@ def extract_sequences(documents: Iterable[tuple[object, str]], extractor,
     from .text.columnar import columnar_extractor
     columnar = columnar_extractor(extractor)
     if columnar is not None:
-        return _columnar_sequences(prefetched(document_batches(documents)), columnar,
-                                   on_progress)
+        stream = prefetched(document_batches(documents))
+        with closing(stream):
+            return _columnar_sequences(stream, columnar, on_progress)
     from .text.parallel import parallel_runs
 
     def counted(pairs):
@@ -124,7 +127,7 @@ def document_batches(documents) -> Iterator[tuple[object, object]]:
         yield users, text_series(texts)
 
 
-def prefetched(batches: Iterator) -> Iterator:
+def prefetched(batches: Iterator) -> Generator:
     """``batches``, with the next one read on a background thread while the caller works on
     the current one (decompression and parsing release the GIL). At most two batches are
     held; the reader's errors are raised here, in order. The thread starts now, not at the
@@ -134,7 +137,7 @@ def prefetched(batches: Iterator) -> Iterator:
     return stream
 
 
-def _prefetching(batches: Iterator) -> Iterator:
+def _prefetching(batches: Iterator) -> Generator:
     """``prefetched``'s generator: yields None once the thread is started, then the batches."""
     import queue
     import threading

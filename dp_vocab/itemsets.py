@@ -138,10 +138,11 @@ class ItemSets:
 
     def __init__(self, vocab: Vocabulary, user_ids, indptr: np.ndarray, items: np.ndarray,
                  counts: np.ndarray, *, encoded_user_ids: tuple | None = None):
-        """``user_ids``: a sequence, or a column with ``to_list()`` (a polars Series, from
-        extraction), made a list when first read: a release needs only their encoding."""
+        """``user_ids``: a sequence, or a polars Series (from extraction) made a list when
+        first read: a release needs only their encoding."""
         self.vocab = vocab
-        self._user_ids = user_ids if hasattr(user_ids, "to_list") else list(user_ids)
+        self._user_ids = user_ids if type(user_ids).__module__.startswith("polars") \
+            else list(user_ids)
         # bounding.encode_user_ids(user_ids), when the builder has it (extraction: from polars)
         self._encoded_user_ids = encoded_user_ids
         self.indptr = np.ascontiguousarray(indptr, dtype=np.int64)
@@ -344,10 +345,7 @@ class _CappedUser:
 def user_starts(keys: np.ndarray, n_users: int) -> np.ndarray:
     """Where each user's keys begin in sorted (user << 32 | item) keys (int64, users below
     ``n_users``), and the end: an indptr of n_users + 1 (compiled: one pass)."""
-    keys = np.ascontiguousarray(keys, dtype=np.int64)
-    if keys.size and not (keys[0] >= 0 and keys[-1] >> 32 < n_users):   # the loop's bounds
-        raise ValueError(f"keys of users outside 0..{n_users - 1}")
-    return _kernels.user_starts(keys, int(n_users))
+    return _kernels.user_starts(np.ascontiguousarray(keys, dtype=np.int64), int(n_users))
 
 
 def cap_distinct(keys: np.ndarray, counts: np.ndarray, cap: int | None,

@@ -383,3 +383,21 @@ def test_a_batch_split_over_cores_keeps_every_documents_tokens_in_order():
     want_doc = np.repeat(np.arange(len(texts)), [len(ex(t)) for t in texts])
     assert np.array_equal(rows["doc"].to_numpy(), want_doc)
     assert rows["tok"].to_list() == [w for t in texts for w in ex(t)]
+
+
+def test_an_error_before_the_first_batch_stops_the_reader_threads(tmp_path, monkeypatch):
+    """The reader threads start with the extraction (the kernels load meanwhile); an error
+    before the first batch is taken (here: in that loading) stops them and closes the file."""
+    import threading
+    import dp_vocab.itemsets as itemsets_module
+    p = tmp_path / "c.jsonl"
+    p.write_text("".join(json.dumps({"user": f"u{i}", "text": "a b c"}) + "\n"
+                         for i in range(1000)))
+
+    def fail(*args, **kwargs):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(itemsets_module, "item_hashes", fail)
+    with pytest.raises(KeyboardInterrupt) as raised:   # its traceback kept, as a REPL keeps it
+        extract_itemsets(JsonlReader(p), ItemExtractor(RegexTokenizer()))
+    assert raised.traceback   # the frames (and what they hold) are still alive here
+    assert not [t for t in threading.enumerate() if t.name == "dp-vocab-reader"]

@@ -78,3 +78,6 @@ def test_user_starts_is_the_binary_search_per_user(n_users, pairs):
         return
     want = np.searchsorted(keys, np.arange(n_users + 1, dtype=np.int64) << 32)
     assert np.array_equal(user_starts(keys, n_users), want)
+    if keys.size:   # unsorted, a user past the end in the middle: refused, never written
+        with pytest.raises(ValueError):
+            user_starts(np.r_[keys[:1], np.int64(n_users) << 32, keys[1:]], n_users)

@@ -558,6 +558,19 @@ def test_outside_cap_keeps_listed_items_and_the_most_frequent_others(rows, liste
                              counts[indptr[r]:indptr[r + 1]], seeds_[r:r + 1], hashes, tie,
                              outside.view(np.uint8), cap)
         assert one[1].tolist() == kept[ptr[r]:ptr[r + 1]].tolist()
+    # the threaded build (used from 2M pairs) gives the same arrays as the serial one
+    threaded = bk._CAP_OUTSIDE[True](indptr, items, counts, seeds_, hashes, tie,
+                                     outside.view(np.uint8), cap)
+    assert all(np.array_equal(a, b) for a, b in zip(threaded, (ptr, kept, kc)))
+
+
+def test_outside_cap_refuses_a_cap_below_one():
+    from dp_vocab.bounding import _kernels as bk
+    one = np.zeros(1, dtype=np.int64)
+    with pytest.raises(ValueError, match="max_outside"):
+        bk.cap_outside(np.array([0, 1]), np.zeros(1, np.int32), np.ones(1, np.int32),
+                       np.zeros(1, np.uint64), np.zeros(1, np.uint64), one,
+                       np.ones(1, np.uint8), 0)
 
 
 def test_outside_cap_sets_the_threshold_and_is_recorded():

@@ -134,7 +134,7 @@ def l2_descent_cutoffs(order, indptr, items, n_items, gammas):
     """L2-descent with a public cutoff Γ_i per item (``gammas``, length n_items, all > 0):
     the user's coordinates below their cutoffs move straight towards them by L2 distance ≤ 1.
     In coordinates H − Γ this is ``l2_descent`` translated, so it contracts the same way
-    (public.md §2)."""
+    (public.md §2). A row's items are distinct (as every ItemSets row is)."""
     # each item's (H, Γ) side by side: one cache line per item read, not two
     hg = np.zeros((n_items, 2), dtype=np.float64)
     hg[:, 1] = gammas
