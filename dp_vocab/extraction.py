@@ -223,10 +223,10 @@ class _Users:
         self._n += len(distinct)
         return rows
 
-    def finish(self) -> tuple[Any, np.ndarray | None, tuple | None]:
+    def finish(self) -> tuple[Any, np.ndarray | None]:
         """(the user ids by row: a list, or a polars column when they came as one kind of
-        column; the row of each provisional row, or None when those are the same (no user in
-        two batches); ``encode_user_ids`` of the ids for a column, else None)."""
+        column; the row of each provisional row, or None when those are the same: no user in
+        two batches)."""
         import polars as pl
         parts = self._parts
         if parts and all(isinstance(p, pl.Series) and p.dtype == parts[0].dtype
@@ -238,13 +238,13 @@ class _Users:
                     pl.col("p").min().over("u")).to_series()
                 lut = (first.rank("dense") - 1).cast(pl.Int64).to_numpy()
                 ids = ids.unique(maintain_order=True)
-            return ids, lut, encoded_ids(ids)   # ids: a column (ItemSets lists it if read)
+            return ids, lut   # a column: ItemSets lists it only if it is read
         index: dict = {}
         add = index.setdefault
         lut = np.array([add(u, len(index)) for p in parts
                         for u in (p.to_list() if isinstance(p, pl.Series) else p)],
                        dtype=np.int64)
-        return list(index), (None if lut.size == len(index) else lut), None
+        return list(index), (None if lut.size == len(index) else lut)
 
 
 def encoded_ids(column) -> tuple[np.ndarray, np.ndarray]:
@@ -443,7 +443,9 @@ def build_itemsets(users: "_Users", items: "_Interner", keys: list[np.ndarray],
                    counts: list[np.ndarray], cap: int | None) -> ItemSets:
     """ItemSets from buffered (provisional user row << 32 | item id, count) parts, merged
     and capped."""
-    user_ids, final, encoded_users = users.finish()
+    user_ids, final = users.finish()
+    # the users' order-key input, from the column (a release needs no list of the ids)
+    encoded_users = None if isinstance(user_ids, list) else encoded_ids(user_ids)
     if final is not None:   # a user in several batches: its rows become one
         for k in keys:
             k[:] = (final[k >> 32] << 32) | (k & 0xFFFFFFFF)
@@ -542,7 +544,7 @@ def _columnar_sequences(batches, columnar, on_progress) -> TokenCorpus:
 def _token_corpus(users: _Users, tokens: _Interner, toks: list[np.ndarray],
                   lens: list[np.ndarray], seq_users: list[np.ndarray], joiner: str) -> TokenCorpus:
     """A TokenCorpus of buffered parts: token ids, sequence lengths, provisional user rows."""
-    user_ids, final, _ = users.finish()
+    user_ids, final = users.finish()
     if not isinstance(user_ids, list):
         user_ids = user_ids.to_list()
     lengths = np.concatenate(lens) if lens else np.zeros(0, np.int64)

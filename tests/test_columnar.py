@@ -135,21 +135,19 @@ def test_user_rows_of_columns_and_lists_are_numbered_by_first_document():
         users, provisional = _Users(), []
         for batch in kinds:
             provisional.append(users.rows(batch))
-        ids, final, encoded = users.finish()
-        # every batch a column: the ids stay a column, with their encoding for the user order
-        assert (encoded is None) == (kinds is batches) == isinstance(ids, list)
+        ids, final = users.finish()
+        # every batch a column: the ids stay a column (ItemSets lists them only if read)
+        assert (kinds is batches) == isinstance(ids, list)
         ids = ids if isinstance(ids, list) else ids.to_list()
         first = dict.fromkeys(u for b in kinds for u in b)
         assert ids == list(first)
-        if encoded is not None:
-            assert all(np.array_equal(a, b) for a, b in zip(encoded, encode_user_ids(ids)))
         got = [ids[r] for rows in provisional
                for r in (rows if final is None else final[rows]).tolist()]
         assert got == [u for b in kinds for u in b]
     users = _Users()
     users.rows(pl.Series([7, 8]))
     users.rows(pl.Series(["7"]))   # an integer and a string id are two users
-    assert users.finish() == ([7, 8, "7"], None, None)
+    assert users.finish() == ([7, 8, "7"], None)
 
 
 @pytest.mark.parametrize("kwargs", [{"n_max": 3, "joiner": "_"}, {"max_length": 5},
