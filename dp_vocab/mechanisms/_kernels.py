@@ -135,9 +135,12 @@ def l2_descent_cutoffs(order, indptr, items, n_items, gammas):
     the user's coordinates below their cutoffs move straight towards them by L2 distance ≤ 1.
     In coordinates H − Γ this is ``l2_descent`` translated, so it contracts the same way
     (public.md §2). A row's items are distinct (as every ItemSets row is)."""
-    # each item's (H, Γ) side by side: one cache line per item read, not two
-    hg = np.zeros((n_items, 2), dtype=np.float64)
-    hg[:, 1] = gammas
+    # each item's (H, Γ) side by side, at 2u and 2u + 1: one cache line per item read, not
+    # two (flat, with explicit loops: 2-D slicing costs seconds of first compilation)
+    hg = np.empty(2 * n_items, dtype=np.float64)
+    for u in range(n_items):
+        hg[2 * u] = 0.0
+        hg[2 * u + 1] = gammas[u]
     gaps, idx = _row_scratch(indptr)
     for i in range(order.size):
         _prefetch_rows(order, i, indptr, items)
@@ -146,8 +149,8 @@ def l2_descent_cutoffs(order, indptr, items, n_items, gammas):
         n = 0
         for j in range(indptr[r], indptr[r + 1]):
             u = items[j]
-            if hg[u, 0] < hg[u, 1]:
-                g = hg[u, 1] - hg[u, 0]
+            if hg[2 * u] < hg[2 * u + 1]:
+                g = hg[2 * u + 1] - hg[2 * u]
                 gaps[n] = g
                 idx[n] = u
                 n += 1
@@ -157,11 +160,14 @@ def l2_descent_cutoffs(order, indptr, items, n_items, gammas):
         z = np.sqrt(z2)
         if z <= 1.0:
             for k in range(n):
-                hg[idx[k], 0] = hg[idx[k], 1]
+                hg[2 * idx[k]] = hg[2 * idx[k] + 1]
         else:
             for k in range(n):
-                hg[idx[k], 0] += gaps[k] / z
-    return hg[:, 0].copy()
+                hg[2 * idx[k]] += gaps[k] / z
+    hist = np.empty(n_items, dtype=np.float64)
+    for u in range(n_items):
+        hist[u] = hg[2 * u]
+    return hist
 
 
 @njit(cache=True)
