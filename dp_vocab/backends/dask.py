@@ -194,18 +194,21 @@ class _Partition(ItemSets):
     __slots__ = ("identities",)
 
     def __init__(self, its: ItemSets):
-        super().__init__(its.vocab, its.user_ids, its.indptr, its.items, its.counts)
+        super().__init__(its.vocab, its._user_ids, its.indptr, its.items, its.counts,
+                         encoded_user_ids=its._encoded_user_ids)   # a column stays unlisted
         self.identities = _identities(its.vocab.hashes(), its.vocab.strings)
 
 
 def _itemsets_partition(cap: int | None, *wrapped: _Whole) -> _Partition:
+    from ..extraction import encoded_ids, merge_itemsets
     pieces = _unwrapped(wrapped)
     if len(pieces) == 1:   # one input file: its piece is already grouped, sorted and capped
         user_ids, strings, hashes, indptr, items, counts = pieces[0]
-        user_ids = user_ids if isinstance(user_ids, list) else user_ids.to_list()
+        # ids as a column (_id_column): encoded for the user order there, never listed
+        encoded = None if isinstance(user_ids, list) else encoded_ids(user_ids)
         vocab = Vocabulary.from_strings(list(strings), hashes)
-        return _Partition(ItemSets(vocab, user_ids, indptr, items, counts))
-    from ..extraction import merge_itemsets
+        return _Partition(ItemSets(vocab, user_ids, indptr, items, counts,
+                                   encoded_user_ids=encoded))
     return _Partition(merge_itemsets(pieces, cap))
 
 
