@@ -27,13 +27,17 @@ NON_PRIVATE = "NON-PRIVATE"
 SPLIT_LABEL = b"dp_vocab.heldout.split.v1"
 
 
+def is_held_out(user_id, holdout: float) -> bool:
+    """Whether a public hash of the user id falls below ``holdout`` (the same split on every
+    run and every machine)."""
+    digest = hashlib.sha256(SPLIT_LABEL + encode_user_id(user_id)).digest()
+    return int.from_bytes(digest[:8], "big") / float(1 << 64) < holdout
+
+
 def split_users(data, holdout: float):
-    """(training users, held-out users) of item sets or token sequences: a user is held out
-    when a public hash of its id falls below ``holdout`` (the same split on every run and every
-    machine, for item sets and sequences alike)."""
-    scale = float(1 << 64)
-    held = [u for u in data.user_ids if int.from_bytes(
-        hashlib.sha256(SPLIT_LABEL + encode_user_id(u)).digest()[:8], "big") / scale < holdout]
+    """(training users, held-out users) of item sets or token sequences (``is_held_out``, for
+    item sets and sequences alike)."""
+    held = [u for u in data.user_ids if is_held_out(u, holdout)]
     held_set = set(held)
     return data.without_users(held), data.without_users(
         [u for u in data.user_ids if u not in held_set])
@@ -92,6 +96,73 @@ class VocabularyUtility:
         return float((lengths * freq).sum() / freq.sum()) if freq.sum() else float("nan")
 
 
+# ---- tokenizers, as their users judge them ---------------------------------------------------
+
+# words of held-out text, the unit of "tokens per word" (also in the README)
+WORD_PATTERN = r"\w+(?:['’]\w+)*|[^\w\s]"
+
+
+def tokenizer_scores(tokenizer, texts: list[str]) -> dict:
+    """NON-PRIVATE: ``tokens_per_word`` (tokens of the texts, special tokens not added, per
+    word of ``WORD_PATTERN``) and ``unknown_rate`` (unknown tokens per word) of a ``tokenizers``
+    ``Tokenizer`` on held-out texts."""
+    import re
+    words = sum(len(re.findall(WORD_PATTERN, t)) for t in texts)
+    unk = _unk_id(tokenizer)
+    tokens = unknown = 0
+    for start in range(0, len(texts), 10_000):
+        for e in tokenizer.encode_batch(texts[start:start + 10_000], add_special_tokens=False):
+            tokens += len(e.ids)
+            if unk is not None:
+                unknown += e.ids.count(unk)
+    return {"tokens_per_word": tokens / words if words else float("nan"),
+            "unknown_rate": unknown / words if words else float("nan")}
+
+
+def _unk_id(tokenizer) -> int | None:
+    import json
+    model = json.loads(tokenizer.to_str())["model"]
+    if model.get("type") == "Unigram":
+        return model.get("unk_id")
+    token = model.get("unk_token")
+    return None if token is None else tokenizer.token_to_id(token)
+
+
+def nonprivate_tokenizer(tokenizer, texts, vocab_size: int):
+    """NON-PRIVATE: the tokenizer a user would train without privacy: ``tokenizer``'s pipeline
+    (normaliser, pre-tokenizer, decoder, post-processor, special tokens, model type) with its
+    model trained by ``tokenizers``' own trainer on the raw ``texts`` towards ``vocab_size``."""
+    import json
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+    spec = json.loads(tokenizer.to_str())
+    kind = spec["model"]["type"]
+    special = [t["content"] for t in spec.get("added_tokens", []) if t.get("special")]
+    byte_level = "ByteLevel" in json.dumps(spec.get("pre_tokenizer"))
+    alphabet = pre_tokenizers.ByteLevel.alphabet() if byte_level else []
+    if kind == "BPE":
+        model, trainer = models.BPE(), trainers.BpeTrainer(
+            vocab_size=vocab_size, special_tokens=special, initial_alphabet=alphabet,
+            show_progress=False)
+    elif kind == "WordPiece":
+        unk = spec["model"]["unk_token"]
+        model, trainer = models.WordPiece(unk_token=unk), trainers.WordPieceTrainer(
+            vocab_size=vocab_size, special_tokens=special, initial_alphabet=alphabet,
+            show_progress=False)
+    elif kind == "Unigram":
+        unk_id = spec["model"].get("unk_id")
+        unk = None if unk_id is None else spec["model"]["vocab"][unk_id][0]
+        model, trainer = models.Unigram(), trainers.UnigramTrainer(
+            vocab_size=vocab_size, special_tokens=special, unk_token=unk,
+            initial_alphabet=alphabet, show_progress=False)
+    else:
+        raise ValueError(f"no trainer for a {kind} model")
+    out = Tokenizer(model)
+    for part in ("normalizer", "pre_tokenizer", "decoder", "post_processor"):
+        setattr(out, part, getattr(tokenizer, part))
+    out.train_from_iterator(texts, trainer=trainer, length=len(texts))
+    return out
+
+
 # ---- n-grams for reply suggestion ----------------------------------------------------------------
 
 def _position_hashes(tokens: np.ndarray, n: int) -> np.ndarray:
@@ -145,4 +216,5 @@ def ngram_coverage(items, held_out, max_n: int = 5) -> dict:
     return out
 
 
-__all__ = ["NON_PRIVATE", "VocabularyUtility", "ngram_coverage", "split_users"]
+__all__ = ["NON_PRIVATE", "VocabularyUtility", "WORD_PATTERN", "is_held_out", "ngram_coverage",
+           "nonprivate_tokenizer", "split_users", "tokenizer_scores"]

@@ -155,11 +155,12 @@ def plain_exporter(jsonl: bool = True):
 @registry.exporters("dp_vocab.hf_tokenizer.v1")
 def hf_tokenizer_exporter(model: str | None = None, style: str | None = None,
                           special_tokens: list | None = None, vocab_size: int | None = None,
-                          classic_files: bool = False, model_max_length: int | None = None):
+                          classic_files: bool = False, model_max_length: int | None = None,
+                          public_prior: str | None = None):
     from .export.hf import HFTokenizerExporter
     return HFTokenizerExporter(model=model, style=style, special_tokens=special_tokens,
                                vocab_size=vocab_size, classic_files=classic_files,
-                               model_max_length=model_max_length)
+                               model_max_length=model_max_length, public_prior=public_prior)
 
 
 @registry.exporters("dp_vocab.spacy.v1")

@@ -25,8 +25,10 @@ from dp_vocab.text.tokenizers import DEFAULT_PATTERN
 
 REPO = Path(__file__).resolve().parents[1]
 ITEMS = {"tokenizer": "regex", "pattern": DEFAULT_PATTERN, "nfkc": True, "lowercase": True}
+# variants share pieces (Unigram's trainer seeds its pieces with strings that recur)
 WORDS = ["the", "college", "students", "apply", "stanford", "doesn't", ",", ".", "!", "real",
-         "is", "hard", "university"]
+         "is", "hard", "university", "then", "colleges", "student", "applying", "reality",
+         "universities", "hardly", "island", "stanfords"]
 HELD_OUT = "Stanford doesn't exist, COLLEGE students! Ｆｕｌｌ-width çà"
 # Only released words: decode(encode(t)) must give back the normalised text exactly
 KNOWN = "The University is HARD, Stanford doesn't apply! Real college students apply."
@@ -44,7 +46,7 @@ def release(with_counts=True, items=None):
 
 
 def export(tmp_path, model, style, **kw):
-    default_size = 400 if model == "bpe" else None   # vocab_size sets BPE's size only
+    default_size = 400 if model in ("bpe", "unigram") else None   # trained towards a size
     exp = HFTokenizerExporter(model=model, style=style,
                               vocab_size=kw.pop("vocab_size", default_size), **kw)
     files = exp.export(release(), tmp_path, {"items": ITEMS}).files
@@ -158,14 +160,15 @@ def test_bpe_smaller_than_vocab_size_says_what_was_made_why_and_what_to_do(tmp_p
     assert f"has {size:,} tokens, not the requested vocab_size = 30,000" in note
 
 
-@pytest.mark.parametrize("model,style", [p for p in PRESETS if p[0] != "bpe"])
-def test_vocab_size_of_other_models_is_noted_not_silently_ignored(tmp_path, model, style):
-    """WordPiece, WordLevel and Unigram hold every released item: no note without vocab_size;
-    with one that differs from the size made, a note says it sets BPE's size only."""
+@pytest.mark.parametrize("model,with_counts", [("wordlevel", True), ("wordpiece", False)])
+def test_vocab_size_of_untrained_models_is_noted_not_silently_ignored(tmp_path, model,
+                                                                      with_counts):
+    """WordLevel, and WordPiece without DP counts, hold every released item: no note without
+    vocab_size; with one that differs from the size made, a note says why and what to do."""
     def made(vocab_size, where):
         (tmp_path / where).mkdir()
-        exp = HFTokenizerExporter(model=model, style=style, vocab_size=vocab_size)
-        notes = exp.export(release(), tmp_path / where, {"items": ITEMS}).notes
+        exp = HFTokenizerExporter(model=model, style="bert", vocab_size=vocab_size)
+        notes = exp.export(release(with_counts), tmp_path / where, {"items": ITEMS}).notes
         tok = Tokenizer.from_file(str(tmp_path / where / "hf" / "tokenizer.json"))
         return tok.get_vocab_size(), notes
 
@@ -173,15 +176,34 @@ def test_vocab_size_of_other_models_is_noted_not_silently_ignored(tmp_path, mode
     assert notes == []
     assert made(size, "exact") == (size, [])
     head = f"hf/tokenizer.json has {size:,} tokens, not the requested vocab_size = "
-    smaller = len(STYLES[style].special_tokens) + 1
+    smaller = len(STYLES["bert"].special_tokens) + 1
     for asked, fix in ((size * 10, "raise the epsilon of [mechanism]"),
                        (smaller, "the top_k mechanism releases k")):
         got, [note] = made(asked, str(asked))
         assert got == size   # not a cap: the same tokenizer
-        assert note.startswith(f"{head}{asked:,}: vocab_size sets the size of BPE only; a "
-                               f"{model} vocabulary holds the special tokens")
-        assert f"from {len(WORDS)} released items. Remove export.vocab_size, or " in note
+        assert note.startswith(f"{head}{asked:,}: without DP counts, a {model} vocabulary "
+                               f"holds the special tokens")
+        assert f"from {len(WORDS)} released items. Add a [counts] section" in note
         assert fix in note
+
+
+@pytest.mark.parametrize("model,style", [p for p in PRESETS if p[0] != "wordlevel"])
+def test_trained_models_reach_the_size_the_counts_support(tmp_path, model, style):
+    """With DP counts, BPE, WordPiece and Unigram are trained towards vocab_size: exactly that
+    size when the counts support it, else the largest they support and a note saying so."""
+    def made(vocab_size, where):
+        (tmp_path / where).mkdir()
+        exp = HFTokenizerExporter(model=model, style=style, vocab_size=vocab_size)
+        notes = exp.export(release(), tmp_path / where, {"items": ITEMS}).notes
+        tok = Tokenizer.from_file(str(tmp_path / where / "hf" / "tokenizer.json"))
+        return tok.get_vocab_size(), notes
+
+    most, [note] = made(20000, "most")
+    assert note.startswith(f"hf/tokenizer.json has {most:,} tokens, not the requested "
+                           f"vocab_size = 20,000")
+    assert f"set export.vocab_size = {most}" in note
+    fewer = most - 5
+    assert made(fewer, "fewer") == (fewer, [])
 
 
 def test_unigram_scores_follow_dp_counts(tmp_path):

@@ -31,10 +31,13 @@ from ..errors import ParameterError
 from ..release import Release
 from .exported import Exported
 from .lines import LINE_BREAK, LONE_SURROGATE, check_items_writable
+from .model_card import model_card
+from .trained import PublicPrior, train_model, training_counts
 
 MODELS = ("wordlevel", "wordpiece", "bpe", "unigram")
-# BPE trains towards vocab_size; the other models hold every released item (no target size)
-DEFAULT_BPE_VOCAB_SIZE = 30000
+# Models trained on DP counts train towards vocab_size; without counts, WordPiece and WordLevel
+# hold every released item (no target size)
+DEFAULT_VOCAB_SIZE = 30000
 
 
 class Style:
@@ -140,16 +143,17 @@ class HFTokenizerExporter:
     """Writes ``hf/tokenizer.json``, ``hf/tokenizer_config.json``, ``hf/special_tokens_map.json``
     (``AutoTokenizer.from_pretrained("out/hf")``), and with ``classic_files`` ``vocab.txt``
     (WordPiece) or ``vocab.json`` (+ ``merges.txt`` for BPE). BPE and Unigram need DP counts.
-    ``vocab_size`` is BPE's target (default 30,000); WordPiece, WordLevel and Unigram hold every
-    released item. When the tokenizer's size differs from a ``vocab_size``, ``export`` returns a
-    note saying so (``size_note``)."""
+    With DP counts, BPE, WordPiece and Unigram are trained by ``tokenizers``' own trainers on the
+    released units' counts towards ``vocab_size`` (default 30,000; ``trained.py``); without
+    counts, WordPiece and WordLevel hold every released item. When the tokenizer's size differs
+    from a ``vocab_size``, ``export`` returns a note saying so (``size_note``)."""
 
     name = "dp_vocab.hf_tokenizer.v1"
 
     def __init__(self, model: str | None = None, style: str | None = None,
                  special_tokens: list[str] | None = None, vocab_size: int | None = None,
                  classic_files: bool = False, model_max_length: int | None = None,
-                 max_training_words: int = 2_000_000):
+                 max_training_words: int = 20_000_000, public_prior: str | None = None):
         if model is not None and model not in MODELS:
             raise ParameterError("export.model", model, "one of " + ", ".join(MODELS))
         if style is not None and style not in STYLES:
@@ -174,8 +178,8 @@ class HFTokenizerExporter:
         self.extra_special_tokens = [t for t in self.special_tokens
                                      if t not in self.style.special_tokens]
         byte_level = self.style.pieces == "byte_level"
-        if vocab_size is None and model == "bpe":
-            vocab_size = DEFAULT_BPE_VOCAB_SIZE
+        if vocab_size is None and model in ("bpe", "unigram"):
+            vocab_size = DEFAULT_VOCAB_SIZE
         # the size asked for; None: every released item (WordPiece, WordLevel, Unigram)
         self.vocab_size = None if vocab_size is None else _check_int(
             "export.vocab_size", vocab_size, len(self.special_tokens) + (256 if byte_level else 1))
@@ -184,6 +188,7 @@ class HFTokenizerExporter:
                                            self.style.model_max_length if model_max_length is None
                                            else model_max_length, 1)
         self.max_training_words = _check_int("export.max_training_words", max_training_words, 1)
+        self.public_prior = None if public_prior is None else PublicPrior(public_prior)
 
     @property
     def needs_counts(self) -> bool:
@@ -196,7 +201,7 @@ class HFTokenizerExporter:
     # ---- the model ------------------------------------------------------------------------
 
     def build(self, release: Release, items: dict):
-        from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors
+        from tokenizers import Tokenizer, decoders, models, processors
 
         special = set(self.special_tokens)
         words = [w for w in release.items if w not in special]
@@ -206,27 +211,20 @@ class HFTokenizerExporter:
         if self.model == "wordlevel":
             vocab = {t: i for i, t in enumerate(self.special_tokens + words)}
             tok = Tokenizer(models.WordLevel(vocab, unk_token=self.unk))
+        elif release.counts is not None:
+            tok = Tokenizer(self._trained_model(release, words, items))
         elif self.model == "wordpiece":
             tok = Tokenizer(models.WordPiece(self._wordpiece_vocab(words, items), unk_token=self.unk,
                                              max_input_chars_per_word=100))
-        elif self.model == "unigram":
-            vocab = self._unigram_vocab(release, words, items)
-            unk = self.unk
-            unk_id = None if unk is None else self.special_tokens.index(unk)
-            tok = Tokenizer(models.Unigram(vocab, unk_id=unk_id, byte_fallback=True))
-        else:
-            tok = self._train_byte_level_bpe(release, words, items)
         tok.normalizer = _normalizer(items)
+        tok.pre_tokenizer = self._pre_tokenizer(items)
         if self.style.pieces == "items":
-            tok.pre_tokenizer = _items_pre_tokenizer(items)
             tok.decoder = decoders.WordPiece(prefix="##", cleanup=True)
         elif self.style.pieces == "metaspace":
-            tok.pre_tokenizer = pre_tokenizers.Metaspace(METASPACE, prepend_scheme="always")
             tok.decoder = decoders.Sequence([  # ▁ → space, bytes → characters, one string
                 decoders.Replace(METASPACE, " "), decoders.ByteFallback(), decoders.Fuse(),
                 decoders.Strip(" ", 1, 0)])
         else:
-            tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
             tok.decoder = decoders.ByteLevel()
         # special tokens are already in the vocabulary: this marks them atomic and special
         tok.add_special_tokens(self.special_tokens)
@@ -250,68 +248,83 @@ class HFTokenizerExporter:
                     have.add(p)
         return {t: i for i, t in enumerate(pieces)}
 
-    def _unigram_vocab(self, release: Release, words: list[str], items: dict):
-        """Word-initial pieces ``▁w`` and inner pieces ``w`` (after punctuation) scored by the
-        log DP-count probability of w; characters and ``▁`` below every word."""
+    def _pre_tokenizer(self, items: dict):
+        """The exported pre-tokenizer: what splits text into the units a model is trained on."""
+        from tokenizers import pre_tokenizers
+        if self.style.pieces == "items":
+            return _items_pre_tokenizer(items)
+        if self.style.pieces == "metaspace":
+            return pre_tokenizers.Metaspace(METASPACE, prepend_scheme="always")
+        return pre_tokenizers.ByteLevel(add_prefix_space=False)
+
+    def training_units(self, release: Release, words: list[str], items: dict) -> dict[str, float]:
+        """Each released item's DP count on the units the exported pre-tokenizer makes of it:
+        the item itself when the extraction used that pre-tokenizer (the recommended recipes
+        do), else the units of the item's text after a space (a word's usual place)."""
         counts = release.counts or {}
-        surface = {w: _surface(w, items) for w in words}
-        weight: dict[str, float] = {}
+        if self.style.pieces == "items":   # words are surfaces: their items' counts add up
+            by_surface: dict[str, float] = {}
+            for w in release.items:
+                s = _surface(w, items)
+                by_surface[s] = by_surface.get(s, 0.0) + max(counts.get(w, 0), 0)
+            return {w: by_surface.get(w, 0.0) for w in words}
+        own = (items.get("tokenizer") == "hf_pre_tokenizer"
+               and items.get("kind") == {"byte_level": "byte_level",
+                                         "metaspace": "metaspace"}.get(self.style.pieces))
+        if own:
+            return {w: float(max(counts.get(w, 0), 0)) for w in words}
+        pre = self._pre_tokenizer(items)
+        units: dict[str, float] = {}
         for w in words:
-            s = surface[w]
-            if s and METASPACE not in s and " " not in s:
-                weight[s] = weight.get(s, 0) + max(counts.get(w, 0), 0) + 1
-        total = sum(weight.values()) or 1
-        scored = {}
-        for s, c in weight.items():
-            score = math.log(c / total)
-            scored[METASPACE + s] = score
-            scored.setdefault(s, score - 1.0)  # inner use of a word: rarer than word-initial
-        floor = min(scored.values(), default=0.0) - 2.0
-        vocab = [(t, 0.0) for t in self.special_tokens]
-        have = set(self.special_tokens)
-        for piece, score in sorted(scored.items(), key=lambda kv: (-kv[1], kv[0])):
-            if piece not in have:
-                vocab.append((piece, score))
-                have.add(piece)
-        for ch in [METASPACE] + _alphabet(weight, items):
-            if ch not in have:
-                vocab.append((ch, floor))
-                have.add(ch)
-        for b in BYTE_PIECES:   # below every character: used only for what nothing else covers
-            if b not in have:
-                vocab.append((b, floor - 10.0))
-                have.add(b)
-        return vocab
+            s = _surface(w, items)
+            for unit, _ in pre.pre_tokenize_str(" " + s if s[:1].isalnum() else s):
+                units[unit] = units.get(unit, 0.0) + max(counts.get(w, 0), 0)
+        return units
 
-    def _train_byte_level_bpe(self, release: Release, words: list[str], items: dict):
-        """Merges learned by ``tokenizers``' trainer from the released items repeated by their
-        (scaled) DP counts; the alphabet is the public 256-byte set."""
-        from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+    def _normalizer_and_pre_tokenizer(self, items: dict):
+        """text → the exported pipeline's units (how a public word becomes a training unit)."""
+        normalizer, pre = _normalizer(items), self._pre_tokenizer(items)
 
-        tok = Tokenizer(models.BPE())
-        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-        dp_counts = release.counts or {}
-        counts = {w: max(dp_counts.get(w, 0), 0) for w in words}
-        total = sum(counts.values()) or 1
-        scale = min(1.0, self.max_training_words / total)  # scaled DP counts: seconds, not minutes
-        trainer = trainers.BpeTrainer(vocab_size=cast(int, self.vocab_size),   # set for BPE
-                                      special_tokens=self.special_tokens,
-                                      initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-                                      show_progress=False)
+        def units_of(text: str) -> list[str]:
+            if normalizer is not None:
+                text = normalizer.normalize_str(text)
+            return [u for u, _ in pre.pre_tokenize_str(text)]
+        return units_of
 
-        def batches(size=1000):
-            batch = []
-            for w in words:
-                # "w w w": the first occurrence starts a text, the others follow a space ("Ġw")
-                batch.append(" ".join([_surface(w, items)] * max(1, round(counts[w] * scale))))
-                if len(batch) == size:
-                    yield batch
-                    batch = []
-            if batch:
-                yield batch
+    def _alphabet_for_training(self, units, items: dict) -> list[str]:
+        from tokenizers import pre_tokenizers
+        if self.style.pieces == "byte_level":
+            return pre_tokenizers.ByteLevel.alphabet()
+        alphabet = _alphabet(units, items)
+        return [METASPACE] + alphabet if self.style.pieces == "metaspace" else alphabet
 
-        tok.train_from_iterator(batches(), trainer=trainer)
-        return tok
+    def _trained_model(self, release: Release, words: list[str], items: dict):
+        """The model trained by ``tokenizers``' own trainer on the released units' DP counts
+        (``trained.py``); Unigram keeps room for its 256 byte-fallback pieces."""
+        from tokenizers import models
+        units = self.training_units(release, words, items)
+        if self.public_prior is not None:
+            units = self.public_prior.fill(units, self._normalizer_and_pre_tokenizer(items))
+        units = training_counts(units, self.max_training_words)
+        size = self.vocab_size or DEFAULT_VOCAB_SIZE
+        if self.model == "unigram":
+            size -= len(BYTE_PIECES)
+        trained = train_model(self.model, units, size, self.special_tokens,
+                              self._alphabet_for_training(units, items), self.unk)
+        if self.model == "bpe":
+            merges = [tuple(m.split(" ", 1)) if isinstance(m, str) else tuple(m)
+                      for m in trained["merges"]]
+            return models.BPE(trained["vocab"], merges)
+        if self.model == "wordpiece":
+            return models.WordPiece(trained["vocab"], unk_token=self.unk,
+                                    max_input_chars_per_word=100)
+        vocab = [tuple(p) for p in trained["vocab"]]
+        have = {p for p, _ in vocab}
+        floor = min((score for _, score in vocab), default=0.0) - 10.0
+        vocab += [(b, floor) for b in BYTE_PIECES if b not in have]
+        unk = self.unk
+        unk_id = None if unk is None else [p for p, _ in vocab].index(unk)
+        return models.Unigram(vocab, unk_id=unk_id, byte_fallback=True)
 
     # ---- files ------------------------------------------------------------------------------
 
@@ -353,6 +366,14 @@ class HFTokenizerExporter:
         written = ["hf/tokenizer.json", "hf/tokenizer_config.json", "hf/special_tokens_map.json"]
         if self.classic_files:
             written += [f"hf/{Path(f).name}" for f in _saved_model_files(tok, out)]
+        record = (context or {}).get("record")
+        if record is not None:   # a model card needs the run's privacy record
+            prior = [] if self.public_prior is None or release.counts is None \
+                else [self.public_prior.describe()]
+            card = model_card(record, self.model, self.style.name, tok.get_vocab_size(),
+                              written + ["hf/README.md"], prior)
+            (out / "README.md").write_text(card, encoding="utf-8")
+            written.append("hf/README.md")
         note = None if self.vocab_size is None else self.size_note(json.loads(text), release)
         return Exported(written, [note] if note else [])
 
@@ -375,15 +396,19 @@ class HFTokenizerExporter:
             return (f"{head}: the {n_items:,} released items allow only {merges:,} BPE merges "
                     f"(+ 256 bytes and {len(self.special_tokens)} special token(s)). To ask for "
                     f"what the release supports, set export.vocab_size = {size}; {more}.")
+        if release.counts is not None and self.model != "wordlevel":
+            # the trainer stops when the released units' counts support no more merges/pieces
+            return (f"{head}: {self.model}'s trainer found no more tokens in the DP counts of "
+                    f"the {n_items:,} released items. To ask for what the release supports, "
+                    f"set export.vocab_size = {size}; {more}.")
         holds = {"wordlevel": "the special tokens and every released item",
                  "wordpiece": "the special tokens, every released item and their characters "
-                              "(also as ##pieces)",
-                 "unigram": "the special tokens, every released item (▁word and word), their "
-                            "characters and the 256 byte pieces"}[self.model]
+                              "(also as ##pieces)"}[self.model]
         fewer = ("for fewer tokens, release fewer items: the top_k mechanism releases k "
                  "(dp_vocab.top_k.v1)")
-        return (f"{head}: vocab_size sets the size of BPE only; a {self.model} vocabulary holds "
-                f"{holds}, here from {n_items:,} released items. Remove export.vocab_size, or "
+        return (f"{head}: without DP counts, a {self.model} vocabulary holds {holds}, here from "
+                f"{n_items:,} released items. Add a [counts] section to train it towards "
+                f"vocab_size, remove export.vocab_size, or "
                 f"{more if size < requested else fewer}.")
 
 

@@ -83,8 +83,20 @@ class PublicDomain:
 
     def normalised_by(self, extractor, limit: int) -> "PublicDomain":
         """Only the items the extractor turns into exactly one item equal to themselves: P must
-        hold strings the data can produce (else they can only ever be false positives)."""
-        kept = (w for w in self.items if extractor(w) == [w])
+        hold strings the data can produce (else they can only ever be false positives). For a
+        pre-tokenizer that marks spaces in its items (byte-level "Ġw", metaspace "▁w"), each
+        word w also stands for the item it makes of " w", its usual place in text, ranked
+        just before w."""
+        marks_spaces = extractor(" a") != ["a"]
+
+        def forms(w: str):
+            if marks_spaces:
+                spaced = extractor(" " + w)
+                if len(spaced) == 1:
+                    yield spaced[0]
+            if extractor(w) == [w]:
+                yield w
+        kept = (form for w in self.items for form in forms(w))
         return PublicDomain(_first_distinct(kept, limit), self.source, True)
 
     @classmethod
@@ -286,7 +298,7 @@ def _cache_path(source, extractor, limit: int) -> Path | None:
     return _cache_dir() / "public" / (hashlib.sha256(key.encode()).hexdigest() + ".bin")
 
 
-_CACHE_FORMAT = b"dp-vocab public list v2"
+_CACHE_FORMAT = b"dp-vocab public list v3"
 
 
 def _write_cache(path: Path, domain: "PublicDomain") -> None:

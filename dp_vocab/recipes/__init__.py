@@ -35,7 +35,7 @@ REQUIRED_SECTIONS = ("corpus", "items", "mechanism")
 REGISTRY_SECTIONS = {"corpus": "@readers", "items": "@extractors", "mechanism": "@mechanisms",
                      "counts": "@counts", "export": "@exporters"}
 SECTIONS = ("paths", "run", "budget", *REGISTRY_SECTIONS)
-BUDGET_KEYS = ("epsilon", "delta")
+BUDGET_KEYS = ("epsilon", "delta", "counts_share")
 RUN_DEFAULTS = {"seed": None, "key": None, "backend": "local", "scheduler_address": None,
                 "n_workers": 2}
 
@@ -121,6 +121,7 @@ def load_recipe(recipe, overrides: dict[str, Any] | None = None) -> Config:
             from None
     _check_sections(cfg)
     _check_text_values(cfg, "recipe")
+    _apply_counts_share(cfg)
     run = {**RUN_DEFAULTS, **cfg.get("run", {})}
     unknown = set(run) - set(RUN_DEFAULTS)
     if unknown:
@@ -356,6 +357,49 @@ def _accepted_keys(registry, e: ConfigValidationError, part) -> str:
     return ""
 
 
+def _apply_counts_share(cfg: Config) -> None:
+    """[budget] counts_share = s: the [counts] stage gets s of budget.epsilon and budget.delta
+    and [mechanism] the rest, so that --budget.epsilon alone scales the whole recipe. The two
+    sections then set no epsilon or delta of their own (one source for each number)."""
+    budget = cfg.get("budget") or {}
+    if "counts_share" not in budget:
+        return
+    share = budget["counts_share"]
+    if isinstance(share, bool) or not isinstance(share, (int, float)) \
+            or not 0.0 < share < 1.0:
+        raise ParameterError("budget.counts_share", share, "a number between 0 and 1 (the share "
+                             "of [budget] the [counts] stage spends)", "For example 0.5.")
+    if "counts" not in cfg:
+        raise RecipeError("recipe [budget]: counts_share needs a [counts] section; remove "
+                          "counts_share or add [counts]")
+    for name in ("mechanism", "counts"):
+        for key in ("epsilon", "delta"):
+            if key in cfg[name]:
+                raise RecipeError(f"recipe [{name}]: {key} is set both by {name}.{key} and by "
+                                  f"budget.counts_share; remove one of them")
+    eps, delta = declared_budget(cfg) or (None, None)
+    if eps is None:
+        raise RecipeError("recipe [budget]: counts_share needs budget.epsilon and budget.delta")
+    counts_eps = eps * share
+    cfg["counts"]["epsilon"] = counts_eps
+    counts_delta = 0.0
+    if _takes_delta(cfg["counts"].get("@counts")):   # discrete Laplace counts spend no δ
+        counts_delta = cfg["counts"]["delta"] = delta * share
+    # the rest, rounded down: the two stages' sum never exceeds the budget
+    cfg["mechanism"]["epsilon"] = math.nextafter(eps - counts_eps, 0.0)
+    cfg["mechanism"]["delta"] = math.nextafter(delta - counts_delta, 0.0)
+
+
+def _takes_delta(counts_name) -> bool:
+    import inspect
+    from ..registry import registry
+    try:
+        made = registry.counts.get(counts_name)
+    except Exception:   # noqa: BLE001 - an unknown name is reported where the section resolves
+        return True
+    return "delta" in inspect.signature(made).parameters
+
+
 def declared_budget(cfg: Config) -> tuple[float, float] | None:
     """[budget]'s (ε, δ), checked, or None without a [budget]. Checked before the mechanism,
     which takes them by ${budget.…}: a bad --budget.epsilon is named as the user wrote it."""
@@ -495,7 +539,8 @@ def report(plan: Plan, release: Release, backend: dict) -> dict:
 def write(plan: Plan, release: Release, record: dict) -> tuple[list[str], dict]:
     """Every output file, into a temporary directory renamed into place at the end. Returns
     the files and the record as written: ``record`` with the exporters' notes."""
-    context = {"items": plan.extractor.describe(), "output": str(plan.output.resolve())}
+    context = {"items": plan.extractor.describe(), "output": str(plan.output.resolve()),
+               "record": record}
     with atomic_output_dir(plan.output, plan.force, plan.inputs) as tmp:
         files, notes = [], []
         for e in plan.exporters:

@@ -1,0 +1,111 @@
+"""``hf/README.md``: a Hugging Face model card for an exported tokenizer.
+
+Built from the run's privacy record only (the release, the parameters and public inputs): the
+same released set on neighbouring datasets gives the same card. It never states a count of
+users, documents or items held: only what was released and how.
+"""
+
+from __future__ import annotations
+
+import json
+
+
+def _fmt(x) -> str:
+    return f"{x:g}" if isinstance(x, float) else str(x)
+
+
+def _public_inputs(record: dict) -> list[str]:
+    """Public lists the run used, with their SHA-256 (from the mechanism's record)."""
+    out = []
+    privacy = record.get("privacy") or {}
+    for key, value in privacy.items():
+        if isinstance(value, dict) and "sha256" in value:
+            out.append(f"- `{value.get('source', key)}`: {value.get('items', '?')} items, "
+                       f"SHA-256 `{value['sha256']}`")
+    return out
+
+
+def model_card(record: dict, model: str, style: str, size: int, files: list[str],
+               public: list[dict] | None = None) -> str:
+    """The card's text (Markdown with YAML front matter). ``public``: the exporter's own public
+    inputs (``source``, ``items``, ``sha256``)."""
+    guarantee = record.get("guarantee") or {}
+    eps, delta = guarantee.get("epsilon"), guarantee.get("delta")
+    unit = guarantee.get("neighbouring", "add or remove one user")
+    version = (record.get("library") or {}).get("version", "")
+    stages = (record.get("composition") or {}).get("stages") or record.get("ledger") or []
+    total = (record.get("composition") or {}).get("total") or {}
+    items = record.get("items") or {}
+    lines = [
+        "---",
+        "library_name: tokenizers",
+        "tags:",
+        "- tokenizer",
+        f"- {model}",
+        "- differential-privacy",
+        "- dp-vocab",
+        "---",
+        "",
+        f"# A {model} tokenizer ({style} style) trained with differential privacy",
+        "",
+        f"Built by dp-vocab {version} from user text with **user-level "
+        f"(ε = {_fmt(eps)}, δ = {_fmt(delta)})-differential privacy**: {unit}. "
+        f"{size:,} tokens.",
+        "",
+        "## Guarantee",
+        "",
+        f"- Privacy unit: the user; neighbouring datasets: {unit}.",
+        f"- Total: ε = {_fmt(total.get('epsilon', eps))}, δ = {_fmt(total.get('delta', delta))}"
+        f" ({total.get('method', 'as declared')}).",
+        f"- Released: {record.get('released_items', '?')} items, selected by "
+        f"`{record.get('mechanism', '?')}`"
+        + (", with noisy counts" if record.get("noisy_counts") else "") + ".",
+        "",
+        "| stage | mechanism | ε | δ | noise |",
+        "|---|---|---|---|---|",
+    ]
+    for s in stages:
+        lines.append(f"| {s.get('name', '')} | `{s.get('mechanism', '')}` | "
+                     f"{_fmt(s.get('epsilon'))} | {_fmt(s.get('delta'))} | {s.get('noise', '')} |")
+    public = _public_inputs(record) + [
+        f"- `{p['source']}` (training prior of the tokenizer's trainer): {p['items']} words, "
+        f"SHA-256 `{p['sha256']}`" for p in (public or [])]
+    lines += ["", "## Inputs", "",
+              "- Private: the corpus's text, split into items by "
+              f"`{json.dumps(items, ensure_ascii=False, sort_keys=True)}`.",
+              "- Public (no privacy cost): the tokenizer's pipeline (normaliser, pre-tokenizer, "
+              "special tokens), the byte or character alphabet"
+              + (", and:" if public else ".")]
+    lines += ["  " + p for p in public]
+    lines += [
+        "", "## What is and is not protected", "",
+        "- Protected: whether any one user's documents were used. Every token, merge and piece "
+        "comes from items released by the mechanisms above, their DP counts, or public inputs; "
+        "tokens that few users share are not in the vocabulary.",
+        "- Not protected: what many users have in common (that is what a vocabulary is); a "
+        "person whose text appears under several user ids (each id is one user); the public "
+        "inputs; the run's parameters and this card, which are public by design.",
+        "- The guarantee covers this tokenizer only: a model trained on the same text with it "
+        "needs its own privacy accounting.",
+        "", "## Usage", "",
+        "```python",
+        "from transformers import AutoTokenizer",
+        "",
+        'tokenizer = AutoTokenizer.from_pretrained("path/to/hf")',
+        "```",
+        "",
+        "or, with `tokenizers` alone:",
+        "",
+        "```python",
+        "from tokenizers import Tokenizer",
+        "",
+        'tokenizer = Tokenizer.from_file("path/to/hf/tokenizer.json")',
+        "```",
+        "", "## Files", "",
+    ]
+    lines += [f"- `{f}`" for f in files]
+    lines += ["", "The run's full privacy record is `privacy.json`, next to the `hf/` folder.", ""]
+    return "\n".join(lines)
+
+
+__all__ = ["model_card"]
