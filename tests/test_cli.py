@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from dp_vocab.cli import app
 from dp_vocab.cli.display import summary_table
-from dp_vocab.errors import BudgetExceededError, OutputError
+from dp_vocab.errors import BudgetExceededError, OutputError, ParameterError
 from dp_vocab.recipes import parse_overrides, run_recipe
 
 REPO = Path(__file__).resolve().parents[1]
@@ -282,20 +282,22 @@ def table_rows(text: str) -> list[tuple[str, str]]:
 
 
 def test_summary_shows_the_counts_stage_and_the_bpe_size_note(tmp_path):
-    """private-bpe: selection + a [counts] release, both on the console with the total; the
-    tokenizer is smaller than vocab_size = 8000 (a few hundred released items), which a note
-    on the console and in privacy.json says."""
+    """private-bpe: selection + a [counts] release, each with its share of [budget], both on
+    the console with the total; without the public prior the tokenizer is smaller than
+    vocab_size = 8000 (a few hundred released items), which a note on the console and in
+    privacy.json says."""
     out = tmp_path / "bpe"
-    res = runner.invoke(app, ["run", str(REPO / "recipes" / "private-bpe.cfg"), "-o", str(out)],
+    res = runner.invoke(app, ["run", str(REPO / "recipes" / "private-bpe.cfg"), "-o", str(out),
+                              "--export.public_prior", "null"],
                         env={"COLUMNS": "300"})   # rich's width: one line per table row
     assert res.exit_code == 0, res.output
     rows = dict(table_rows(res.output))
-    assert rows["stage 1: selection"] == "dp_vocab.policy_gaussian.v1: ε=1.5, δ=9e-06"
-    assert rows["stage 2: counts"] == "dp_vocab.discrete_gaussian_counts.v1: ε=1.5, δ=1e-06"
+    assert rows["stage 1: selection"] == "dp_vocab.policy_gaussian_public.v1: ε=1.5, δ=5e-06"
+    assert rows["stage 2: counts"] == "dp_vocab.discrete_gaussian_counts.v1: ε=1.5, δ=5e-06"
     assert rows["total guarantee"] == "(ε=3, δ=1e-05)-DP per user (basic composition of 2 stages)"
     assert rows["budget"] == "ε=3, δ=1e-05 ([budget])"
-    assert rows["noisy counts"].startswith("occurrences, each user's count clipped to 3 on at "
-                                           "most 20 of its items")
+    assert rows["noisy counts"].startswith("occurrences, each user's count clipped to 1 on at "
+                                           "most 1000 of its items")
     record = json.loads((out / "privacy.json").read_text(encoding="utf-8"))
     size = len(json.loads((out / "hf" / "tokenizer.json").read_text(encoding="utf-8"))
                ["model"]["vocab"])
@@ -307,18 +309,49 @@ def test_summary_shows_the_counts_stage_and_the_bpe_size_note(tmp_path):
 
 
 def test_over_budget_with_counts_stage_fails_and_writes_nothing(tmp_path):
+    recipe = tmp_path / "split-by-hand.cfg"   # each stage's own ε instead of counts_share
+    recipe.write_text((REPO / "recipes" / "private-bpe.cfg").read_text(encoding="utf-8")
+                      .replace("counts_share = 0.5\n", "")
+                      .replace("[counts]\n", "[counts]\nepsilon = 2.0\ndelta = 1e-6\n")
+                      .replace("[mechanism]\n", "[mechanism]\nepsilon = 1.5\ndelta = 9e-6\n"),
+                      encoding="utf-8")
     out = tmp_path / "o"
     with pytest.raises(BudgetExceededError, match="counts"):
-        run_recipe(REPO / "recipes" / "private-bpe.cfg", out, overrides={"counts.epsilon": 2.0})
+        run_recipe(recipe, out, overrides={"paths.corpus": str(SAMPLE)})
     assert not out.exists()
+
+
+def test_counts_share_splits_the_budget_and_is_the_only_source(tmp_path):
+    """--budget.epsilon alone scales every stage; a stage's own ε beside counts_share is an
+    error naming both, before any data is read."""
+    from dp_vocab.errors import RecipeError
+    from dp_vocab.recipes import plan_run
+    for eps, delta in ((1.0, 1e-5), (3.0, 1e-6), (0.1, 3e-7), (7.7, 1e-9)):
+        plan = plan_run(REPO / "recipes" / "private-bpe.cfg", tmp_path / f"o{eps}",
+                        overrides={"budget.epsilon": eps, "budget.delta": delta,
+                                   "paths.corpus": str(SAMPLE)})
+        sel, counts = plan.mechanism, plan.counter
+        assert counts.epsilon == eps * 0.5 and counts.delta == delta * 0.5
+        assert sel.epsilon + counts.epsilon <= eps and sel.delta + counts.delta <= delta
+        assert sel.epsilon == pytest.approx(eps * 0.5, rel=1e-12)
+    for key in ("counts.epsilon", "mechanism.delta"):
+        with pytest.raises(RecipeError, match=f"{key}.*counts_share"):
+            plan_run(REPO / "recipes" / "private-bpe.cfg", tmp_path / "x",
+                     overrides={key: 0.5, "paths.corpus": str(tmp_path / "not-read.jsonl")})
+    with pytest.raises(ParameterError, match="budget.counts_share"):
+        plan_run(REPO / "recipes" / "private-bpe.cfg", tmp_path / "x",
+                 overrides={"budget.counts_share": 1.0})
 
 
 def test_exporter_needing_counts_fails_before_reading(tmp_path):
     from dp_vocab.errors import RecipeError
+    recipe = tmp_path / "bpe-without-counts.cfg"   # the quickstart's selection, no [counts]
+    recipe.write_text(QUICKSTART.read_text(encoding="utf-8").replace(
+        '@exporters = "dp_vocab.plain.v1"\njsonl = true',
+        '@exporters = "dp_vocab.hf_tokenizer.v1"\nmodel = "bpe"'), encoding="utf-8")
     with pytest.raises(RecipeError, match="needs DP counts"):
-        run_recipe(REPO / "recipes" / "private-wordpiece.cfg", tmp_path / "o",
-                   overrides={"export.model": "bpe", "export.style": "gpt2",
-                              "paths.corpus": str(tmp_path / "not-read.jsonl")})
+        run_recipe(recipe, tmp_path / "o",
+                   overrides={"paths.corpus": str(tmp_path / "not-read.jsonl")})
 
 
 def test_default_runs_differ_and_seeded_runs_agree(tmp_path):

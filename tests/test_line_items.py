@@ -63,10 +63,13 @@ def test_recipe_on_hostile_text_keeps_every_line_file_aligned(tmp_path):
         for u in range(80):
             text = "alpha" + "beta".join(seps) + "gamma \ud800 delta\udc00x"
             f.write(json.dumps({"user": f"u{u}", "text": text}) + "\n")
-    overrides = {"paths.corpus": str(corpus), "items.tokenizer.pattern": r"[^ ]+",
-                 "run.seed": 3, "export.classic_files": True}
-    res = run_recipe(REPO / "recipes" / "private-wordpiece.cfg", tmp_path / "o",
-                     overrides=overrides)
+    recipe = tmp_path / "wordpiece-split-on-spaces.cfg"
+    recipe.write_text((REPO / "recipes" / "private-wordpiece.cfg").read_text(encoding="utf-8")
+                      .replace('@tokenizers = "dp_vocab.hf_pre_tokenizer.v1"\nkind = "bert"',
+                               '@tokenizers = "dp_vocab.regex.v1"\npattern = "[^ ]+"'),
+                      encoding="utf-8")
+    overrides = {"paths.corpus": str(corpus), "run.seed": 3, "export.classic_files": True}
+    res = run_recipe(recipe, tmp_path / "o", overrides=overrides)
     out = tmp_path / "o"
     items = res.release.items
     assert {"alpha", "beta", "gamma", "\ufffd", "delta\ufffdx"} <= set(items)

@@ -14,7 +14,7 @@ from dp_vocab.itemsets import item_hashes
 from dp_vocab.mechanisms import _kernels
 from dp_vocab.mechanisms.public import PublicDomain, band_weights, weighted_bh
 from dp_vocab.privacy.noise import RandomSource
-from dp_vocab.registry import item_extractor, regex_tokenizer
+from dp_vocab.registry import hf_pre_tokenizer, item_extractor, regex_tokenizer
 
 from chi_square import pooled_chi2_pvalue
 
@@ -286,6 +286,20 @@ def test_domain_normalised_by_the_extractor_keeps_only_single_self_items():
     desc = n.describe()
     assert desc["items"] == 3 and len(desc["sha256"]) == 64 and desc["normalised_by_item_extractor"]
     assert desc["sha256"] != d.describe()["sha256"]
+
+
+def test_space_marking_pre_tokenizers_list_the_spaced_form_first():
+    """Byte-level and metaspace items carry their space: the list holds " w"'s item before w's
+    own (when the extractor keeps w as it is); a regex extractor's list is unchanged."""
+    d = PublicDomain.load(["the", "don't", "a b", "x"], 100)
+    byte_level = item_extractor(hf_pre_tokenizer("byte_level"))
+    # " don't" is two byte-level items ("Ġdon", "'t"): not a public item
+    assert d.normalised_by(byte_level, 100).items == ("Ġthe", "the", "Ġx", "x")
+    assert d.normalised_by(byte_level, 3).items == ("Ġthe", "the", "Ġx")
+    metaspace = item_extractor(hf_pre_tokenizer("metaspace"))
+    assert d.normalised_by(metaspace, 100).items == ("▁the", "▁don't", "▁x")
+    regex = item_extractor(regex_tokenizer())
+    assert d.normalised_by(regex, 100).items == ("the", "don't", "x")
 
 
 def test_domain_from_files_and_wordfreq(tmp_path):

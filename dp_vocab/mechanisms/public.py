@@ -86,16 +86,20 @@ class PublicDomain:
         hold strings the data can produce (else they can only ever be false positives). For a
         pre-tokenizer that marks spaces in its items (byte-level "Ġw", metaspace "▁w"), each
         word w also stands for the item it makes of " w", its usual place in text, ranked
-        just before w."""
+        just before w; if it keeps case, then also for those of its capitalised form."""
         marks_spaces = extractor(" a") != ["a"]
+        # a cased extractor (with a space-marking pre-tokenizer) also meets "W", a word's
+        # capitalised form, at the start of sentences
+        cased = marks_spaces and extractor(" A") != extractor(" a")
 
         def forms(w: str):
-            if marks_spaces:
-                spaced = extractor(" " + w)
-                if len(spaced) == 1:
-                    yield spaced[0]
-            if extractor(w) == [w]:
-                yield w
+            for v in (w, w[:1].upper() + w[1:]) if cased else (w,):
+                if marks_spaces:
+                    spaced = extractor(" " + v)
+                    if len(spaced) == 1:
+                        yield spaced[0]
+                if extractor(v) == [v]:
+                    yield v
         kept = (form for w in self.items for form in forms(w))
         return PublicDomain(_first_distinct(kept, limit), self.source, True)
 
