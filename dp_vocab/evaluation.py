@@ -92,7 +92,7 @@ def _load(source, progress, sequences: bool = False):
                              "a corpus path, a recipe (.cfg) or ItemSets",
                              "For a DataFrame: dp_vocab.itemsets_from_frame(df, user=..., "
                              "text=...) first.")
-    path = Path(source)
+    path = _recipe_or_path(source)
     if path.suffix == ".cfg":
         from .recipes import load_recipe, resolve_sections
         cfg = load_recipe(path)
@@ -119,9 +119,15 @@ _SHORT = {"true_items": "true", "false_positives": "FP", "heldout_coverage": "co
 DEFAULT_MECHANISMS = ("weighted_gaussian", "policy_laplace", "policy_gaussian", "gw")
 
 
+def _recipe_or_path(source) -> Path:
+    """A corpus or recipe path; a shipped recipe's name (``quickstart``) is its file."""
+    from .recipes.shipped import find_recipe
+    return Path(find_recipe(source))
+
+
 def recipe_mechanism(source) -> tuple[str, dict] | None:
     """A recipe's [mechanism]: (short name, its parameters but ε and δ), or None for a corpus."""
-    if not isinstance(source, (str, os.PathLike)) or Path(source).suffix != ".cfg":
+    if not isinstance(source, (str, os.PathLike)) or _recipe_or_path(source).suffix != ".cfg":
         return None
     from .recipes import load_recipe
     from .registry import mechanism_parameters, resolve_mechanism_name

@@ -14,10 +14,10 @@ from dp_vocab.cli import app
 from dp_vocab.cli.display import summary_table
 from dp_vocab.errors import BudgetExceededError, OutputError
 from dp_vocab.recipes import parse_overrides, run_recipe
+from dp_vocab.corpora.bundled import PRESETS as RECIPE_DIR, SAMPLE
 
 REPO = Path(__file__).resolve().parents[1]
-QUICKSTART = REPO / "recipes" / "quickstart.cfg"
-SAMPLE = REPO / "corpora" / "reddit_college_sample.jsonl.gz"
+QUICKSTART = RECIPE_DIR / "quickstart.cfg"
 runner = CliRunner()
 
 # Nothing computed from private data without noise may reach privacy.json
@@ -248,9 +248,9 @@ def test_missing_parent_directories_are_created(tmp_path):
     assert (out / "vocab.txt").exists()
 
 
-@pytest.mark.parametrize("recipe", sorted(p.name for p in (REPO / "recipes").glob("*.cfg")))
+@pytest.mark.parametrize("recipe", sorted(p.name for p in RECIPE_DIR.glob("*.cfg")))
 def test_every_bundled_recipe_runs_on_the_bundled_corpus(tmp_path, recipe):
-    res = run_recipe(REPO / "recipes" / recipe, tmp_path / "o")
+    res = run_recipe(RECIPE_DIR / recipe, tmp_path / "o")
     record = res.record
     assert (tmp_path / "o" / "vocab.txt").exists() and record["released_items"] > 0
     comp = record["composition"]
@@ -286,7 +286,7 @@ def test_summary_shows_the_counts_stage_and_the_bpe_size_note(tmp_path):
     tokenizer is smaller than vocab_size = 8000 (a few hundred released items), which a note
     on the console and in privacy.json says."""
     out = tmp_path / "bpe"
-    res = runner.invoke(app, ["run", str(REPO / "recipes" / "private-bpe.cfg"), "-o", str(out)],
+    res = runner.invoke(app, ["run", str(RECIPE_DIR / "private-bpe.cfg"), "-o", str(out)],
                         env={"COLUMNS": "300"})   # rich's width: one line per table row
     assert res.exit_code == 0, res.output
     rows = dict(table_rows(res.output))
@@ -309,14 +309,14 @@ def test_summary_shows_the_counts_stage_and_the_bpe_size_note(tmp_path):
 def test_over_budget_with_counts_stage_fails_and_writes_nothing(tmp_path):
     out = tmp_path / "o"
     with pytest.raises(BudgetExceededError, match="counts"):
-        run_recipe(REPO / "recipes" / "private-bpe.cfg", out, overrides={"counts.epsilon": 2.0})
+        run_recipe(RECIPE_DIR / "private-bpe.cfg", out, overrides={"counts.epsilon": 2.0})
     assert not out.exists()
 
 
 def test_exporter_needing_counts_fails_before_reading(tmp_path):
     from dp_vocab.errors import RecipeError
     with pytest.raises(RecipeError, match="needs DP counts"):
-        run_recipe(REPO / "recipes" / "private-wordpiece.cfg", tmp_path / "o",
+        run_recipe(RECIPE_DIR / "private-wordpiece.cfg", tmp_path / "o",
                    overrides={"export.model": "bpe", "export.style": "gpt2",
                               "paths.corpus": str(tmp_path / "not-read.jsonl")})
 

@@ -11,8 +11,8 @@ from dp_vocab import ItemSets, evaluate
 from dp_vocab.cli import app
 from dp_vocab.output_dir import MARKER
 from dp_vocab.evaluation import write_report
+from dp_vocab.corpora.bundled import PRESETS as RECIPE_DIR, SAMPLE
 
-SAMPLE = Path(__file__).resolve().parents[1] / "corpora" / "reddit_college_sample.jsonl.gz"
 
 
 def toy():
@@ -74,7 +74,7 @@ def test_evaluate_of_a_recipe_compares_its_own_mechanism_as_configured(tmp_path)
     """Without --mechanisms / --max-items-per-user, a recipe's mechanism joins the default
     comparison with the recipe's parameters and Δ0 (quickstart: the public variant, Δ0 1000)."""
     recipe = tmp_path / "r.cfg"
-    text = (Path(__file__).resolve().parents[1] / "recipes" / "quickstart.cfg").read_text()
+    text = (RECIPE_DIR / "quickstart.cfg").read_text()
     recipe.write_text(text.replace('corpus = "corpora/reddit_college_sample.jsonl.gz"',
                                    f'corpus = "{SAMPLE}"').replace("alpha = 2.0", "alpha = 3.0"))
     ev = evaluate(recipe, None, [3.0], repeats=1)

@@ -17,6 +17,7 @@ from dp_vocab.privacy.noise import RandomSource
 from dp_vocab.recipes import run_recipe
 from dp_vocab.text.items import ItemExtractor
 from dp_vocab.text.tokenizers import HFPreTokenizer, RegexTokenizer, SpacyTokenizer
+from dp_vocab.corpora.bundled import PRESETS as RECIPE_DIR
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -65,7 +66,7 @@ def test_recipe_on_hostile_text_keeps_every_line_file_aligned(tmp_path):
             f.write(json.dumps({"user": f"u{u}", "text": text}) + "\n")
     overrides = {"paths.corpus": str(corpus), "items.tokenizer.pattern": r"[^ ]+",
                  "run.seed": 3, "export.classic_files": True}
-    res = run_recipe(REPO / "recipes" / "private-wordpiece.cfg", tmp_path / "o",
+    res = run_recipe(RECIPE_DIR / "private-wordpiece.cfg", tmp_path / "o",
                      overrides=overrides)
     out = tmp_path / "o"
     items = res.release.items

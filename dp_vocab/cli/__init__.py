@@ -26,10 +26,19 @@ app = typer.Typer(name="dp-vocab", add_completion=False, no_args_is_help=True,
 _STATE = {"debug": False}
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from ..version import __version__
+        typer.echo(f"dp-vocab {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
 def _options(debug: bool = typer.Option(
         False, "--debug", help="On an unexpected error, show the full traceback (it may quote "
-                               "input data: do not share it)")):
+                               "input data: do not share it)"),
+             version: bool = typer.Option(False, "--version", callback=_print_version,
+                                          is_eager=True, help="Print the version and exit")):
     _STATE["debug"] = debug
     warnings.showwarning = _show_warning
 
@@ -91,9 +100,14 @@ def _errors():
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def run(ctx: typer.Context,
         recipe: Path = typer.Argument(..., metavar="RECIPE",
-                                      help="Recipe file (.cfg), e.g. recipes/quickstart.cfg"),
-        output: Path = typer.Option(..., "--output", "-o", help="Output directory (created)"),
-        force: bool = typer.Option(False, "--force", help="Replace an existing output directory"),
+                                      help="A recipe file (.cfg) or a shipped recipe's name, "
+                                           "e.g. quickstart (see `dp-vocab recipes`)"),
+        output: Path = typer.Option(..., "--output", "-o",
+                                    help="Output directory, created; it must not exist "
+                                         "unless --force"),
+        force: bool = typer.Option(False, "--force",
+                                   help="Replace an existing output directory (only an empty "
+                                        "one or a previous dp-vocab output)"),
         quiet: bool = typer.Option(False, "--quiet", "-q",
                                    help="No progress or summary (warnings, notes and skipped "
                                         "lines still go to stderr)")):
@@ -129,6 +143,50 @@ def run(ctx: typer.Context,
                           "threshold. With few users, a small ε or max_items_per_user, or an "
                           "empty corpus, this is expected. The files were written with an "
                           "empty vocabulary.")
+
+
+recipes_app = typer.Typer(no_args_is_help=False, invoke_without_command=True,
+                          rich_markup_mode=None, add_completion=False)
+app.add_typer(recipes_app, name="recipes",
+              help="List the shipped recipes; `recipes show NAME` prints one.")
+
+
+@recipes_app.callback(invoke_without_command=True)
+def recipes(ctx: typer.Context):
+    """List the shipped recipes. Run one by name (dp-vocab run quickstart -o out/q), print it
+    (dp-vocab recipes show NAME) or copy it to edit (dp-vocab init NAME FILE)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from ..recipes.shipped import recipe_summary, shipped_recipes
+    with _errors():
+        names = shipped_recipes()
+        width = max(len(n) for n in names)
+        for name in names:
+            typer.echo(f"{name:<{width}}  {recipe_summary(name)}")
+        typer.echo("\nRun one: dp-vocab run NAME -o DIR; copy one to edit: dp-vocab init NAME "
+                   "FILE")
+
+
+@recipes_app.command("show")
+def recipes_show(name: str = typer.Argument(..., metavar="NAME",
+                                            help="A shipped recipe, e.g. quickstart")):
+    """Print the shipped recipe NAME (a .cfg file with its comments)."""
+    from ..recipes.shipped import recipe_text
+    with _errors():
+        typer.echo(recipe_text(name), nl=False)
+
+
+@app.command()
+def init(name: str = typer.Argument(..., metavar="NAME",
+                                    help="A shipped recipe, e.g. quickstart (see `dp-vocab "
+                                         "recipes`)"),
+         file: Path = typer.Argument(..., metavar="FILE", help="The recipe file to write"),
+         force: bool = typer.Option(False, "--force", help="Replace FILE if it exists")):
+    """Copy the shipped recipe NAME to FILE, to edit and run with dp-vocab run FILE -o DIR."""
+    from ..recipes.shipped import write_recipe
+    with _errors():
+        path = write_recipe(name, file, force=force)
+        typer.echo(_printable(f"wrote {path}; edit it, then: dp-vocab run {path} --output DIR"))
 
 
 @app.command()

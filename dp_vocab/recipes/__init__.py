@@ -29,6 +29,7 @@ from ..privacy.accounting import Ledger
 from ..privacy.params import check_delta, check_epsilon
 from ..count_release import check_counts_route
 from ..release import Release
+from .shipped import find_recipe, shipped_recipes, write_recipe  # noqa: F401 (re-exported)
 
 REQUIRED_SECTIONS = ("corpus", "items", "mechanism")
 # section → the registry key its block must name; [paths], [run], [budget] are plain values
@@ -94,6 +95,7 @@ def parse_overrides(args: list[str]) -> dict[str, Any]:
 def load_recipe(recipe, overrides: dict[str, Any] | None = None) -> Config:
     """Read a recipe (path, text or dict) and apply dotted overrides; interpolated and checked
     for unknown sections and keys."""
+    recipe = find_recipe(recipe)
     overrides = dict(overrides or {})
     name = "<dict>" if isinstance(recipe, (dict, Config)) else str(recipe)
     _check_text_values(overrides, "override")
@@ -141,19 +143,20 @@ def _located(name: str, msg: str) -> RecipeError:
 
 def _read_recipe_text(path: Path) -> str:
     if not path.is_file():
-        raise RecipeError(f"recipe {path}: file not found. Recipes ship in recipes/, "
-                          f"e.g. recipes/quickstart.cfg")
+        raise RecipeError(f"recipe {path}: file not found. Give a recipe file, or the name of "
+                          f"a shipped recipe: {', '.join(shipped_recipes())} (`dp-vocab "
+                          f"recipes` describes them)")
     data = path.read_bytes()
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         line = data[:e.start].count(b"\n") + 1
         raise RecipeError(f"recipe {path}:{line}: not a UTF-8 text file ({e.reason}); a recipe "
-                          f"is a .cfg text file like recipes/quickstart.cfg") from None
+                          f"is a .cfg text file (`dp-vocab recipes show quickstart`)") from None
     if "\x00" in text:
         line = text[:text.index("\x00")].count("\n") + 1
         raise RecipeError(f"recipe {path}:{line}: contains a NUL byte; a recipe is a .cfg text "
-                          f"file like recipes/quickstart.cfg")
+                          f"file (`dp-vocab recipes show quickstart`)")
     return text
 
 
@@ -199,7 +202,7 @@ def _check_sections(cfg: Config) -> None:
         for where, b in blocks.items():
             if not isinstance(b, dict) or key not in b:
                 raise RecipeError(f"recipe [{where}]: missing {key} = \"...\" naming a "
-                                  f"registered function; see recipes/quickstart.cfg")
+                                  f"registered function; see `dp-vocab recipes show quickstart`")
     items = cfg["items"]
     if isinstance(items.get("tokenizer"), dict) and "@tokenizers" not in items["tokenizer"]:
         raise RecipeError("recipe [items.tokenizer]: missing @tokenizers = \"...\", e.g. "
@@ -262,7 +265,7 @@ def _config_error(e: ConfigValidationError) -> str:
              if ln.startswith("file: '<string>'") else ln
              for ln in lines if not ln.startswith("Source contains parsing errors")]
     found = " ".join(lines)[:300]
-    return (found or _first_line(e)) + " (see recipes/quickstart.cfg for the format)"
+    return (found or _first_line(e)) + " (`dp-vocab recipes show quickstart` shows the format)"
 
 
 def resolve_sections(cfg: Config, names: tuple[str, ...]) -> dict:
@@ -407,6 +410,7 @@ def plan_run(recipe, output, overrides: dict[str, Any] | None = None,
     from ..bounding import check_key
     from ..privacy.noise import RandomSource
 
+    recipe = find_recipe(recipe)
     cfg = load_recipe(recipe, overrides)
     inputs = _input_paths(recipe, cfg)
     check_output_dir(output, force, inputs, _searched_folders(cfg))
