@@ -197,3 +197,10 @@ def test_wheel_runs_the_quickstart_by_name_in_any_directory(wheel_venv, tmp_path
     assert py.returncode == 0, py.stderr[-3000:]
     assert int(py.stdout.strip()) > 0
     assert not (tmp_path / "corpora").exists()
+
+
+def test_wheel_carries_the_license(wheel_venv):
+    licences = [p for p in wheel_venv.glob("lib/*/site-packages/dp_vocab-*.dist-info/**/LICENSE*")]
+    assert licences, "no LICENSE in the wheel's metadata"
+    assert "Apache License" in licences[0].read_text(encoding="utf-8")
+    assert "Version 2.0" in (REPO / "LICENSE").read_text(encoding="utf-8")
