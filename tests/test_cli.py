@@ -153,7 +153,7 @@ def test_recipe_errors_are_clear(tmp_path):
 
 @pytest.mark.parametrize("args,message", [
     # the mechanism takes ${budget.epsilon}: the error names the key the user typed
-    (["--budget.epsilon", "abc"], r"^error: budget\.epsilon: expected a real number > 0, got 'abc'"),
+    (["--budget.epsilon", "abc"], r"^error: budget\.epsilon: expected a real number > 0, got a string, 'abc'"),
     (["--budget.delta", "0.7"], r"^error: budget\.delta: expected a real number in \(0, 0\.5\]"),
     # a flag with no value means true, which the message says in the terms the user used
     (["--mechanism.epsilon"], r"^error: mechanism\.epsilon: expected a real number > 0, got "

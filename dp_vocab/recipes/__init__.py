@@ -43,6 +43,8 @@ RUN_DEFAULTS = {"seed": None, "key": None, "backend": "local", "scheduler_addres
 
 @dataclass
 class RunResult:
+    """What :func:`run_recipe` returns: the release, where it was written and its record."""
+
     release: Release
     output: Path
     files: list[str]
@@ -449,7 +451,8 @@ def plan_run(recipe, output, overrides: dict[str, Any] | None = None,
                 budget=budget, exporters=exporters, run=run, random=RandomSource(seed), key=key)
 
 
-def execute(plan: Plan, progress: Callable | None = None) -> tuple[Release, dict, dict]:
+def execute(plan: Plan, progress: Callable | None = None,
+            on_stage: Callable[[str], None] | None = None) -> tuple[Release, dict, dict]:
     """Read the private data and run every stage of the ledger, in order. Returns the release
     (with the ledger's composed guarantee), the backend's description and timings (operator
     information: they scale with the data, so they are never written)."""
@@ -463,6 +466,8 @@ def execute(plan: Plan, progress: Callable | None = None) -> tuple[Release, dict
                             plan.mechanism.input is Input.SEQUENCES, progress)
         # data: private user data where the backend keeps it (bounding.UserData)
         timings["extract_s"] = time.perf_counter() - t0
+        if on_stage is not None:
+            on_stage("release")
         t1 = time.perf_counter()
         release = plan.mechanism.release(data, key=plan.key, random=plan.random)
         if plan.counter is not None:   # the [counts] stage, over the released vocabulary
@@ -514,11 +519,56 @@ def write(plan: Plan, release: Release, record: dict) -> tuple[list[str], dict]:
 
 
 def run_recipe(recipe, output, overrides: dict[str, Any] | None = None, force: bool = False,
-               progress: Callable | None = None) -> RunResult:
-    """Run a recipe end to end: plan (validate everything, no data read) → execute (read, run
-    the ledger's stages) → report (privacy.json) → write (atomically into ``output``)."""
+               progress: Callable | None = None,
+               on_stage: Callable[[str], None] | None = None) -> RunResult:
+    """Run a recipe end to end, as ``dp-vocab run`` does: plan (validate everything; no data
+    is read) → execute (read the corpus, run the ledger's stages) → report (privacy.json) →
+    write (atomically into ``output``).
+
+    ``run_recipe("quickstart", "out/q", overrides={"budget.epsilon": 1.0})``
+
+    Parameters
+    ----------
+    recipe : str, PathLike, dict or confection.Config
+        A recipe file (``.cfg``), the name of a shipped recipe (``"quickstart"``;
+        ``dp-vocab recipes`` lists them, ``dp_vocab.recipes.write_recipe(name, path)`` copies
+        one to edit), or the recipe itself as a dict or Config.
+    output : str or PathLike
+        The output directory, created; it must not exist unless ``force``.
+    overrides : dict or None
+        Recipe values to replace, keyed by ``"section.key"`` as on the command line
+        (``--mechanism.epsilon 1``): ``{"mechanism.epsilon": 1.0, "paths.corpus":
+        "my.jsonl.gz", "run.seed": 3, "export.vocab_size": 8000}``. Values are Python values
+        (numbers, strings, booleans, None, lists); the section must exist in the recipe
+        (``run.*`` always may).
+    force : bool
+        Replace an existing ``output`` (only an empty one or a previous dp-vocab output).
+    progress : callable or None
+        Called with the reader while the corpus is read; ``reader.progress()`` gives (bytes
+        read, total bytes).
+    on_stage : callable or None
+        Called with ``"release"`` when the corpus has been read and the release starts.
+
+    Returns
+    -------
+    RunResult
+        ``.release`` (a :class:`Release`: ``.items``, the released strings in lexicographic
+        order; ``.counts``, noisy counts when paid for; ``.epsilon``, ``.delta``, the composed
+        guarantee; ``.ledger``, its stages), ``.output`` (the directory), ``.files`` (the files
+        written: ``vocab.txt``, ``privacy.json``, ``recipe.cfg`` and the exports), ``.record``
+        (privacy.json's content), ``.notes`` (where an export differs from the recipe's
+        request), ``.timings`` and ``.skipped`` / ``.skip_reasons`` (operator information from
+        the private data without noise: print them, never publish them).
+
+    Raises
+    ------
+    RecipeError, ParameterError, BudgetExceededError, OutputError
+        Before any data is read: the recipe, a parameter, the budget or the output location.
+    CorpusError
+        The corpus cannot be read (file, line and field named; never a value).
+    """
     plan = plan_run(recipe, output, overrides, force)
-    release, backend, timings = execute(plan, progress)
+    release, backend, timings = execute(plan, progress, on_stage)
     record = report(plan, release, backend)
     files, record = write(plan, release, record)
     return RunResult(release=release, output=plan.output, files=files, record=record,
