@@ -509,6 +509,15 @@ def format_value(column: str, value) -> str:
     return f"{value:,.1f}"
 
 
+def _np_label(key: str) -> str:
+    """non_private's keys in words: union_size, held_by_at_least_K."""
+    if key == "union_size":
+        return "distinct items in the corpus (union size)"
+    if key.startswith("held_by_at_least_"):
+        return f"items held by at least {key.rsplit('_', 1)[1]} users"
+    return key.replace("_", " ")
+
+
 def _released(row: dict) -> str:
     return f"{row['released_mean']:,.1f} ± {row['released_sd']:,.1f}"
 
@@ -574,7 +583,7 @@ def _html(ev: Evaluation, pngs: dict[str, bytes]) -> str:
         f"<dt>{esc(h)}</dt><dd>{'<b class=npc>' + NON_PRIVATE + ':</b> ' if i >= 6 else ''}"
         f"{esc(COLUMN_HELP.get(h, ''))}</dd>" for i, h in enumerate(shown))
     npv = ev.non_private
-    np_rows = "".join(f"<tr><td>{esc(k.replace('_', ' '))}</td><td>{v:,}</td></tr>"
+    np_rows = "".join(f"<tr><td>{esc(_np_label(k))}</td><td>{v:,}</td></tr>"
                       for k, v in npv.items() if k != "warning")
     ctx = ev.context
     holdout = ctx.get("holdout", 0.0)
