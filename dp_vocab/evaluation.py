@@ -53,7 +53,9 @@ class Evaluation:
         from rich.table import Table
         t = Table(title="dp-vocab evaluate: released size (mean ± sd over repeats)")
         for col in ("mechanism", "ε", "δ", "Δ0", "released", "time (s)"):
-            t.add_column(col, justify="right" if col not in ("mechanism",) else "left")
+            # a long mechanism name wraps rather than being cut to "policy_gaussian_pub…"
+            t.add_column(col, justify="right" if col not in ("mechanism",) else "left",
+                         overflow="fold")
         for row in self.summary:
             t.add_row(row["mechanism"], f"{row['epsilon']:g}", f"{row['delta']:g}",
                       f"{row['max_items_per_user']:,}", _released(row),
@@ -72,7 +74,8 @@ class Evaluation:
         u = Table(title=f"[bold red]{NON_PRIVATE}[/] utility (means; tok/w NP: a non-private "
                         f"vocabulary of the same size)")
         for col in ("mechanism", "ε", "Δ0", *(_SHORT[c] for c in extra)):
-            u.add_column(col, justify="right" if col != "mechanism" else "left")
+            u.add_column(col, justify="right" if col != "mechanism" else "left",
+                         overflow="fold")
         for row in self.summary:
             u.add_row(row["mechanism"], f"{row['epsilon']:g}", f"{row['max_items_per_user']:,}",
                       *(format_value(c, row[f"{c}_mean"]) if f"{c}_mean" in row else ""
