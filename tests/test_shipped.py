@@ -138,6 +138,11 @@ def _can_build_offline() -> bool:
     return True
 
 
+def _pip_version() -> tuple[int, ...]:
+    from importlib.metadata import version
+    return tuple(int(x) for x in version("pip").split(".")[:2] if x.isdigit())
+
+
 @pytest.fixture(scope="module")
 def wheel_venv(tmp_path_factory) -> Path:
     """A wheel built from the checkout (offline when setuptools is at hand), installed with no
@@ -157,15 +162,20 @@ def wheel_venv(tmp_path_factory) -> Path:
     assert build.returncode == 0, build.stderr[-3000:]
     wheel = next((root / "dist").glob("dp_vocab-*.whl"))
     venv = root / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    # pip >= 22.3 installs into another environment (--python): no pip in the venv to set up
+    outside = _pip_version() >= (22, 3)
+    subprocess.run([sys.executable, "-m", "venv", *(["--without-pip"] if outside else []),
+                    str(venv)], check=True)
     py = venv / "bin" / "python"
     site = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()"
                                           "['purelib'])"],
                           capture_output=True, text=True, check=True).stdout.strip()
     # after the venv's own site-packages on sys.path: the wheel's dp_vocab comes first
     Path(site, "test_dependencies.pth").write_text("\n".join(_site_packages()) + "\n")
-    inst = subprocess.run([sys.executable, "-m", "pip", "--python", str(py), "install", "-q",
-                           "--no-deps", "--no-index", str(wheel)], capture_output=True, text=True)
+    pip = [sys.executable, "-m", "pip", "--python", str(py)] if outside else \
+        [str(py), "-m", "pip"]
+    inst = subprocess.run([*pip, "install", "-q", "--no-deps", "--no-index", str(wheel)],
+                          capture_output=True, text=True)
     assert inst.returncode == 0, inst.stderr[-3000:]
     return venv
 
