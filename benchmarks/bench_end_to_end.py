@@ -1,7 +1,7 @@
 """`dp-vocab run` end to end against a bare polars pipeline, in the same run.
 
     python benchmarks/bench_end_to_end.py [--corpora reddit pypi] [--repeat 1]
-        [--recipe recipes/quickstart.cfg]
+        [--recipe dp_vocab/recipes/presets/quickstart.cfg]
 
 For each corpus, alternately (so machine load hits both alike), each in its own subprocess:
 
@@ -77,7 +77,7 @@ def timed(code: str, *args: str) -> tuple[float, float, float, str]:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--corpora", nargs="+", default=list(CORPORA), choices=list(CORPORA))
-    ap.add_argument("--recipe", default=str(HERE.parent / "recipes" / "quickstart.cfg"))
+    ap.add_argument("--recipe", default=str(HERE.parent / "dp_vocab" / "recipes" / "presets" / "quickstart.cfg"))
     ap.add_argument("--repeat", type=int, default=1)
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:

@@ -4,7 +4,7 @@
 
 Per level n: released n-grams, true ones (occurring somewhere in the corpus) and non-corpus ones
 (released zero-weight candidates that occur nowhere), for the reply-ngrams recipe before
-issue 16 (weighted levels, 10 per user per level, "top") and for recipes/reply-ngrams.cfg now,
+issue 16 (weighted levels, 10 per user per level, "top") and for the reply-ngrams recipe now,
 with the published DPNE code's true n-grams as the reference row. Run time per release; peak
 RSS of each release is measured in a fresh subprocess (``--one NAME`` runs one configuration).
 
@@ -33,7 +33,7 @@ from dp_vocab.text.items import ItemExtractor
 from dp_vocab.text.tokenizers import RegexTokenizer
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "corpora"
-RECIPE = Path(__file__).resolve().parents[1] / "recipes" / "reply-ngrams.cfg"
+RECIPE = Path(__file__).resolve().parents[1] / "dp_vocab" / "recipes" / "presets" / "reply-ngrams.cfg"
 # The published DPNE code (Spark, its defaults: 1,000 n-grams per user per level, η = 0.01,
 # uniform split) on reddit_college, ε = 3, δ = 1e-5, the project's regex tokens: true n-grams
 PUBLISHED = [4378, 11531, 12341, 8473, 4639]

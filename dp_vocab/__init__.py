@@ -8,20 +8,14 @@ from .itemsets import ItemSets, Vocabulary  # noqa: E402
 from .release import Release  # noqa: E402
 
 
-def make_mechanism(name: str, **params):
-    """Build a registered mechanism: ``make_mechanism("policy_gaussian", epsilon=3, delta=1e-5)``.
-
-    ``name`` is a short name (``"count_laplace"``) or a registry name
-    (``"dp_vocab.count_laplace.v1"``).
-    """
-    from .registry import make_mechanism as _make
-    return _make(name, **params)
-
-
 def __getattr__(name: str):
-    """``run_recipe``, ``evaluate`` and ``itemsets_from_frame`` are imported on first use
-    (they bring confection, rich and polars) and are the functions themselves, so that
-    ``help(dp_vocab.run_recipe)`` shows their parameters."""
+    """``make_mechanism``, ``run_recipe``, ``evaluate`` and ``itemsets_from_frame`` are
+    imported on first use (they bring the registry, confection, rich and polars) and are the
+    functions themselves, so that ``help(dp_vocab.run_recipe)`` shows their parameters and
+    ``help(dp_vocab.make_mechanism)`` the registered mechanisms."""
+    if name == "make_mechanism":
+        from .registry import make_mechanism
+        return make_mechanism
     if name == "run_recipe":
         from .recipes import run_recipe
         return run_recipe

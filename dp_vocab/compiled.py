@@ -37,3 +37,31 @@ class LazyModule:
 def lazy_module(name: str) -> LazyModule:
     """The module ``name`` (absolute), imported on first use."""
     return LazyModule(name)
+
+
+# the modules of compiled kernels (numba ``cache=True``), relative to the package
+KERNEL_MODULES = ("bounding/_kernels.py", "bounding/_siphash.py", "mechanisms/_kernels.py",
+                  "_sequence_kernels.py")
+
+
+def kernels_cached() -> bool:
+    """Whether numba's cache holds every kernel module's compiled code, looked up where numba
+    writes it (``$NUMBA_CACHE_DIR``, else ``__pycache__`` beside the module, else the
+    user-wide ``~/.cache/numba``) without importing numba: a first run compiles them, and the
+    command line says so while it waits."""
+    import os
+    from pathlib import Path
+    root = Path(__file__).resolve().parent
+    custom = os.environ.get("NUMBA_CACHE_DIR")
+    user_wide = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "numba"
+    for rel in KERNEL_MODULES:
+        source = root / rel
+        stem = source.stem
+        if custom:
+            places = [Path(custom)]
+        else:
+            places = [source.parent / "__pycache__", user_wide]
+        if not any(place.is_dir() and next(place.rglob(f"{stem}.*.nbi"), None) is not None
+                   for place in places):
+            return False
+    return True

@@ -11,6 +11,19 @@ class DPVocabError(Exception):
     """Base class of every error dp-vocab raises on purpose."""
 
 
+# what an ``allowed`` text starts with when a string value is of the wrong type
+_NON_STRING = ("a real number", "a finite real number", "an integer", "a number", "a share",
+               "true or false", "null (OS randomness) or an integer")
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 class ParameterError(DPVocabError, ValueError):
     """A parameter is outside its allowed range."""
 
@@ -21,6 +34,12 @@ class ParameterError(DPVocabError, ValueError):
             if value:   # most often a bare --section.key flag
                 msg += (f" (On the command line, --{name} with no value after it means true: "
                         f"give the value, e.g. --{name} VALUE.)")
+        elif isinstance(value, str) and allowed.startswith(_NON_STRING):
+            # the type is the mistake: say so ("3" in quotes is text, not a number)
+            msg = f"{name}: expected {allowed}, got a string, {value!r}."
+            if _is_number(value) and fix is None:
+                fix = (f"Write the number without quotes ({name.rsplit('.', 1)[-1]} = "
+                       f"{value.strip()} in a recipe; a number, not a str, from Python).")
         else:
             msg = f"{name}: expected {allowed}, got {value!r}."
         if fix:

@@ -16,6 +16,7 @@ import os
 import statistics
 import time
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
@@ -26,6 +27,7 @@ from .errors import CorpusError, ParameterError
 from .heldout import NON_PRIVATE, VocabularyUtility, ngram_coverage, split_users
 from .itemsets import ItemSets, Vocabulary
 from .output_dir import atomic_output_dir, check_output_dir, write_json
+from .version import __version__
 
 HOLDER_THRESHOLDS = (5, 20, 100)
 
@@ -41,6 +43,9 @@ class Evaluation:
     # NON-PRIVATE: users holding each item id, and the strings, for the rank-frequency plot
     holders: np.ndarray | None = field(default=None, repr=False)
     vocab: Vocabulary | None = field(default=None, repr=False)
+    # the run's context for the report's header: source, users (NON-PRIVATE), hold-out share,
+    # δ, repeats, dp-vocab's version, date
+    context: dict = field(default_factory=dict)
 
     def table(self):
         """The released sizes; below them, when present, the NON-PRIVATE utility columns."""
@@ -48,12 +53,13 @@ class Evaluation:
         from rich.table import Table
         t = Table(title="dp-vocab evaluate: released size (mean ± sd over repeats)")
         for col in ("mechanism", "ε", "δ", "Δ0", "released", "time (s)"):
-            t.add_column(col, justify="right" if col not in ("mechanism",) else "left")
+            # a long mechanism name wraps rather than being cut to "policy_gaussian_pub…"
+            t.add_column(col, justify="right" if col not in ("mechanism",) else "left",
+                         overflow="fold")
         for row in self.summary:
             t.add_row(row["mechanism"], f"{row['epsilon']:g}", f"{row['delta']:g}",
-                      str(row["max_items_per_user"]),
-                      f"{row['released_mean']:.1f} ± {row['released_sd']:.1f}",
-                      f"{row['seconds_mean']:.2f}")
+                      f"{row['max_items_per_user']:,}", _released(row),
+                      format_value("seconds", row["seconds_mean"]))
         np_ = self.non_private
         caption = (f"[bold red]{NON_PRIVATE}[/] (data owner only, never release): union size "
                    f"{np_['union_size']:,}; " + ", ".join(
@@ -68,10 +74,12 @@ class Evaluation:
         u = Table(title=f"[bold red]{NON_PRIVATE}[/] utility (means; tok/w NP: a non-private "
                         f"vocabulary of the same size)")
         for col in ("mechanism", "ε", "Δ0", *(_SHORT[c] for c in extra)):
-            u.add_column(col, justify="right" if col != "mechanism" else "left")
+            u.add_column(col, justify="right" if col != "mechanism" else "left",
+                         overflow="fold")
         for row in self.summary:
-            u.add_row(row["mechanism"], f"{row['epsilon']:g}", str(row["max_items_per_user"]),
-                      *(f"{row[f'{c}_mean']:.4g}" if f"{c}_mean" in row else "" for c in extra))
+            u.add_row(row["mechanism"], f"{row['epsilon']:g}", f"{row['max_items_per_user']:,}",
+                      *(format_value(c, row[f"{c}_mean"]) if f"{c}_mean" in row else ""
+                        for c in extra))
         return Group(t, u)
 
 
@@ -92,7 +100,7 @@ def _load(source, progress, sequences: bool = False):
                              "a corpus path, a recipe (.cfg) or ItemSets",
                              "For a DataFrame: dp_vocab.itemsets_from_frame(df, user=..., "
                              "text=...) first.")
-    path = Path(source)
+    path = _recipe_or_path(source)
     if path.suffix == ".cfg":
         from .recipes import load_recipe, resolve_sections
         cfg = load_recipe(path)
@@ -119,9 +127,15 @@ _SHORT = {"true_items": "true", "false_positives": "FP", "heldout_coverage": "co
 DEFAULT_MECHANISMS = ("weighted_gaussian", "policy_laplace", "policy_gaussian", "gw")
 
 
+def _recipe_or_path(source) -> Path:
+    """A corpus or recipe path; a shipped recipe's name (``quickstart``) is its file."""
+    from .recipes.shipped import find_recipe
+    return Path(find_recipe(source))
+
+
 def recipe_mechanism(source) -> tuple[str, dict] | None:
     """A recipe's [mechanism]: (short name, its parameters but ε and δ), or None for a corpus."""
-    if not isinstance(source, (str, os.PathLike)) or Path(source).suffix != ".cfg":
+    if not isinstance(source, (str, os.PathLike)) or _recipe_or_path(source).suffix != ".cfg":
         return None
     from .recipes import load_recipe
     from .registry import mechanism_parameters, resolve_mechanism_name
@@ -162,6 +176,9 @@ def _with_recipe_public_params(recipe: tuple[str, dict] | None, mechanisms,
 
 
 _SHARED: dict = {}
+# mechanisms already run once in this process: numba compiles a kernel on its first call, and
+# that compile is kept out of the timings by one untimed warm-up run
+_WARM: set = set()
 
 
 def _init_worker(itemsets: ItemSets, sequences, utility, extractor, held_sequences) -> None:
@@ -177,6 +194,9 @@ def _run_one(config: dict) -> dict:
     params = {k: v for k, v in config.items() if k not in ("mechanism", "repeat")}
     # a public list is normalised by the extractor, as the recipe runner does
     mech = make_mechanism(config["mechanism"], **params).for_extractor(_SHARED["extractor"])
+    if config["mechanism"] not in _WARM:
+        mech.release(itemsets)
+        _WARM.add(config["mechanism"])
     t = time.perf_counter()
     rel = mech.release(itemsets)
     record = {**config, "released": len(rel.items), "seconds": time.perf_counter() - t}
@@ -190,22 +210,78 @@ def _run_one(config: dict) -> dict:
     return {**record, "_items": rel.items}
 
 
+def _check_list(value, name: str, example: str) -> None:
+    """A list (or tuple) argument given as one value is named, with the fix."""
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        kind = "a string" if isinstance(value, str) else f"a single {type(value).__name__}"
+        raise ParameterError(name, value, f"a list, e.g. {example}",
+                             f"That is {kind}; wrap one value in a list: [{value!r}].")
+
+
 def evaluate(source, mechanisms: list[str] | None, epsilons: list[float], delta: float = 1e-5,
              repeats: int = 3, max_items_per_user: list[int] | None = None,
              mechanism_params: dict | None = None, jobs: int = 1,
              on_run: Callable[[dict], None] | None = None, progress=None,
              holdout: float = 0.0) -> Evaluation:
-    """Run every configuration ``repeats`` times. ``source``: a JSONL corpus, a recipe (.cfg,
-    its corpus and [items]) or ItemSets. ``mechanism_params``: extra parameters per mechanism.
-    ``mechanisms`` None: ``DEFAULT_MECHANISMS`` and a recipe's own mechanism, which runs with
-    the recipe's parameters; ``max_items_per_user`` None: the recipe's Δ0, else 100.
+    """Compare mechanisms side by side on one corpus: every (mechanism, ε, Δ0) configuration
+    runs ``repeats`` times on the same extracted item sets. A research harness for the data
+    owner: its NON-PRIVATE columns are computed from raw data and must not be published.
 
-    Item-set runs get NON-PRIVATE columns: true items (held by some user the mechanism saw) and
-    false positives. With ``holdout`` > 0 that share of users (a fixed hash split) is kept out of
-    every run, and each run also reports the share of the held-out users' token occurrences its
-    vocabulary covers and, for the first repeat, tokens per word of its WordPiece export next to a
-    non-private one of the same size built from the training users' most frequent items."""
+    ``evaluate("corpus.jsonl.gz", ["policy_gaussian", "gw"], [1, 3], holdout=0.2)``
+
+    Parameters
+    ----------
+    source : str, PathLike or ItemSets
+        A corpus file (JSONL, or CSV/Parquet/Arrow by its name), a recipe (a ``.cfg`` file or a
+        shipped recipe's name such as ``"quickstart"``: its corpus and ``[items]``), or
+        ``ItemSets`` (for a DataFrame: :func:`itemsets_from_frame` first).
+    mechanisms : list of str or None
+        Mechanism names (``dp-vocab mechanisms`` lists them). None: weighted_gaussian,
+        policy_laplace, policy_gaussian, gw, and a recipe's own mechanism with its parameters.
+    epsilons : list of float
+        The ε values, e.g. ``[1, 3, 8]`` (a list even for one value).
+    delta : float
+        δ of every configuration.
+    repeats : int
+        Runs per configuration (mean and standard deviation are reported).
+    max_items_per_user : list of int or None
+        The Δ0 values; None: the recipe's Δ0, else 100.
+    mechanism_params : dict or None
+        Extra parameters per mechanism, ``{"gw_kt": {"public_frequencies": "wordfreq:en"}}``.
+    jobs : int
+        Processes running the configurations in parallel.
+    on_run : callable or None
+        Called with each run's record as it finishes (progress).
+    progress : callable or None
+        Called with the reader while the corpus is read (progress over input bytes).
+    holdout : float
+        A share of users in [0, 1) kept out of every run (a fixed hash of the user id); each
+        run then also reports the share of the held-out users' token occurrences its vocabulary
+        covers and, for the first repeat, tokens per word of its WordPiece export next to a
+        non-private vocabulary of the same size (the training users' most frequent items).
+
+    Returns
+    -------
+    Evaluation
+        ``.runs`` (one record per run: configuration, released size, seconds, NON-PRIVATE true
+        items and false positives, and the held-out columns), ``.summary`` (one row per
+        configuration: means and standard deviations), ``.non_private`` (union size, items
+        held by at least k users), ``.table()`` (a rich table);
+        :func:`dp_vocab.evaluation.write_report` writes CSV, JSON, plots and report.html.
+
+    Raises
+    ------
+    ParameterError
+        A list given as a single value, an unknown mechanism or a parameter out of range.
+    CorpusError
+        The corpus cannot be read, or holds no item.
+    """
     from .privacy.params import check_delta, check_epsilon, check_positive_int
+    _check_list(epsilons, "epsilons", "[1, 3]")
+    if mechanisms is not None:
+        _check_list(mechanisms, "mechanisms", '["policy_gaussian", "gw"]')
+    if max_items_per_user is not None:
+        _check_list(max_items_per_user, "max_items_per_user", "[10, 100]")
     recipe = recipe_mechanism(source)
     mechanisms = compared_mechanisms(recipe, mechanisms)
     if recipe is not None and recipe[0] in mechanisms:   # the recipe's own settings for it
@@ -299,8 +375,28 @@ def evaluate(source, mechanisms: list[str] | None, epsilons: list[float], delta:
                    "union_size": int((holders > 0).sum()),
                    **{f"held_by_at_least_{k}": int((holders >= k).sum())
                       for k in HOLDER_THRESHOLDS}}
+    context = {"source": _source_name(source), "holdout": float(holdout),
+               "users_NON_PRIVATE": int(train.n_users + heldout.n_users),
+               "heldout_users_NON_PRIVATE": int(heldout.n_users), "delta": float(delta),
+               "repeats": int(repeats), "dp_vocab_version": __version__,
+               "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
     return Evaluation(runs=runs, summary=summary, non_private=non_private,
-                      released_example=examples, holders=holders, vocab=itemsets.vocab)
+                      released_example=examples, holders=holders, vocab=itemsets.vocab,
+                      context=context)
+
+
+def _source_name(source) -> str:
+    """What was evaluated, for the report's header (a path as given, or the recipe's name)."""
+    if isinstance(source, ItemSets):
+        return "item sets given from Python"
+    path = _recipe_or_path(source)
+    if path.suffix == ".cfg":
+        from .corpora.bundled import PRESETS
+        name = f"shipped recipe {path.stem}" if path.parent == PRESETS else f"recipe {source}"
+        from .recipes import load_recipe
+        corpus = load_recipe(path)["corpus"].get("path")
+        return f"{name} (corpus {corpus})" if corpus else name
+    return str(source)
 
 
 # ---- files -------------------------------------------------------------------------------------
@@ -370,35 +466,172 @@ def _plots(ev: Evaluation) -> dict[str, bytes]:
     return pngs
 
 
+# What each column means, shown under the report's table (NON-PRIVATE ones are marked there)
+COLUMN_HELP = {
+    "mechanism": "the mechanism compared (`dp-vocab mechanisms` lists them).",
+    "ε": "the privacy-loss bound of every run: smaller is more private.",
+    "δ": "the probability with which the ε bound may fail.",
+    "Δ0": "the per-user cap: a user contributes at most this many items.",
+    "released": "items in the released vocabulary, mean ± standard deviation over the repeats "
+                "(a differentially private output).",
+    "time (s)": "seconds per release, mean over the repeats: the mechanism on items already "
+                "extracted (reading and tokenizing not included), timed after one untimed "
+                "warm-up run per mechanism so that compiling the numba kernels is not counted.",
+    "true items": "released items that some user in the runs holds (mean).",
+    "false positives": "released items that no user in the runs holds, e.g. from a public "
+                       "word list (mean).",
+    "held-out coverage": "share of the held-out users' token occurrences that are released "
+                         "items (1 − missing mass; higher is better).",
+    "tokens per word": "tokens per held-out word under a BERT-style WordPiece tokenizer built "
+                       "from the release (first repeat; lower is better, 1.000 is every word "
+                       "whole).",
+    "tokens per word, non-private": "the same for a non-private vocabulary of the same size: "
+                                    "the most frequent items of the users in the runs.",
+    "n-gram coverage (n = k)": "share of the held-out users' n-gram occurrences of length k "
+                               "that were released.",
+    "next word suggested": "share of held-out words (after the first of a text) that a released "
+                           "n-gram suggests from the words before it.",
+}
+_HEADS = {"true_items": "true items", "false_positives": "false positives",
+          "heldout_coverage": "held-out coverage", "tokens_per_word": "tokens per word",
+          "tokens_per_word_nonprivate": "tokens per word, non-private",
+          "next_word_suggested": "next word suggested"}
+
+
+def format_value(column: str, value) -> str:
+    """One format per kind of column, the same in the console table and the report: counts
+    with thousands separators, shares as percentages, tokens per word with 3 decimals."""
+    if value is None or value != value:   # NaN: not measured
+        return "–"
+    if column in ("heldout_coverage", "next_word_suggested") or column.startswith("coverage_n"):
+        return f"{100 * value:.1f}%"
+    if column.startswith("tokens_per_word"):
+        return f"{value:.3f}"
+    if column == "seconds":
+        return f"{value:.2f}"
+    return f"{value:,.1f}"
+
+
+def _np_label(key: str) -> str:
+    """non_private's keys in words: union_size, held_by_at_least_K."""
+    if key == "union_size":
+        return "distinct items in the corpus (union size)"
+    if key.startswith("held_by_at_least_"):
+        return f"items held by at least {key.rsplit('_', 1)[1]} users"
+    return key.replace("_", " ")
+
+
+def _released(row: dict) -> str:
+    return f"{row['released_mean']:,.1f} ± {row['released_sd']:,.1f}"
+
+
+def _head(column: str) -> str:
+    if column.startswith("coverage_n"):
+        return f"n-gram coverage (n = {column[len('coverage_n'):]})"
+    return _HEADS.get(column, column.replace("_", " "))
+
+
+def _measured_columns(ev: Evaluation) -> list[str]:
+    """The NON-PRIVATE per-configuration columns some row has (summary keys, without _mean)."""
+    cols = [c for c in UTILITY_COLUMNS if any(f"{c}_mean" in r for r in ev.summary)]
+    cols += list(dict.fromkeys(k for r in ev.summary for k in r
+                               if k.startswith(("coverage_n", "next_word"))))
+    return cols
+
+
+def _cell(row: dict, column: str) -> str:
+    key = f"{column}_mean" if column in UTILITY_COLUMNS else column
+    return format_value(column, row[key]) if key in row else ""
+
+
+def captions(ev: Evaluation) -> dict[str, str]:
+    """What each plot shows, in words (the report's figure captions)."""
+    d0s = sorted({s["max_items_per_user"] for s in ev.summary})
+    eps = sorted({s["epsilon"] for s in ev.summary})
+    repeats = ev.summary[0]["repeats"] if ev.summary else 0
+    delta = ev.summary[0]["delta"] if ev.summary else 0
+    key = next(iter(k for k in ev.released_example if k[1] == eps[-1]), None) if eps else None
+    shown = (f"; red dots mark the items {key[0]} released at ε = {key[1]:g} in one run"
+             if key else "")
+    return {
+        "size_vs_epsilon.png":
+            f"Released vocabulary size against ε (Δ0 = {d0s[-1]:,}, δ = {delta:g}): one line "
+            f"per mechanism, the mean of {repeats} runs with ± one standard deviation as error "
+            f"bars. Higher lines release more items for the same privacy.",
+        "size_vs_max_items.png":
+            f"Released vocabulary size against the per-user cap Δ0 (ε = {eps[-1]:g}): one line "
+            f"per mechanism, mean ± one standard deviation over {repeats} runs. It shows the "
+            f"cap each mechanism releases most with.",
+        "rank_frequency_NON_PRIVATE.png":
+            f"{NON_PRIVATE}: every item of the corpus ranked by the number of users holding it "
+            f"(grey line, log-log){shown}. It shows how far down the frequency curve a "
+            f"release reaches.",
+    }
+
+
 def _html(ev: Evaluation, pngs: dict[str, bytes]) -> str:
-    extra = [c for c in UTILITY_COLUMNS if any(f"{c}_mean" in r for r in ev.summary)]
+    esc = html.escape
+    extra = _measured_columns(ev)
     rows = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in (
-            s["mechanism"], f"{s['epsilon']:g}", f"{s['delta']:g}", s["max_items_per_user"],
-            f"{s['released_mean']:.1f} ± {s['released_sd']:.1f}", f"{s['seconds_mean']:.2f}",
-            *(f"{s[f'{c}_mean']:.3g}" if f"{c}_mean" in s else "" for c in extra)))
+        "<tr>" + "".join(f"<td>{esc(v)}</td>" for v in (
+            s["mechanism"], f"{s['epsilon']:g}", f"{s['delta']:g}",
+            f"{s['max_items_per_user']:,}", _released(s), format_value("seconds", s["seconds_mean"]),
+            *(_cell(s, c) for c in extra)))
         + "</tr>" for s in ev.summary)
-    heads = "".join(f'<th class="npc">{html.escape(c.replace("_", " "))} ({NON_PRIVATE})</th>'
-                    for c in extra)
+    heads = "".join(f'<th class="npc">{esc(_head(c))}<br>({NON_PRIVATE})</th>' for c in extra)
+    shown = ["mechanism", "ε", "δ", "Δ0", "released", "time (s)",
+             *dict.fromkeys("n-gram coverage (n = k)" if c.startswith("coverage_n") else _head(c)
+                            for c in extra)]
+    glossary = "".join(
+        f"<dt>{esc(h)}</dt><dd>{'<b class=npc>' + NON_PRIVATE + ':</b> ' if i >= 6 else ''}"
+        f"{esc(COLUMN_HELP.get(h, ''))}</dd>" for i, h in enumerate(shown))
     npv = ev.non_private
-    np_rows = "".join(f"<tr><td>{html.escape(k.replace('_', ' '))}</td><td>{v:,}</td></tr>"
+    np_rows = "".join(f"<tr><td>{esc(_np_label(k))}</td><td>{v:,}</td></tr>"
                       for k, v in npv.items() if k != "warning")
+    ctx = ev.context
+    holdout = ctx.get("holdout", 0.0)
+    users = ctx.get("users_NON_PRIVATE")
+    held = ctx.get("heldout_users_NON_PRIVATE", 0)
+    users_text = "–" if users is None else (
+        f"{users:,}" + (f" ({users - held:,} in the runs, {held:,} held out)" if held else ""))
+    context_rows = [
+        ("evaluated", ctx.get("source", "–")),
+        (f"users ({NON_PRIVATE})", users_text),
+        ("held-out share", f"{100 * holdout:g}% of users, by a fixed hash of the user id"
+         if holdout else "none (no held-out columns)"),
+        ("δ, repeats", f"δ = {ctx.get('delta', ev.summary[0]['delta'] if ev.summary else 0):g}, "
+                       f"{ev.summary[0]['repeats'] if ev.summary else 0} runs per configuration"),
+        ("dp-vocab", ctx.get("dp_vocab_version", "–")),
+        ("date", ctx.get("date", "–")),
+    ]
+    header = "".join(f"<tr><th>{esc(k)}</th><td>{esc(str(v))}</td></tr>"
+                     for k, v in context_rows)
+    caps = captions(ev)
     imgs = "".join(
-        f'<figure><img alt="{html.escape(n)}" src="data:image/png;base64,'
-        f'{base64.b64encode(b).decode()}"><figcaption>{html.escape(n)}</figcaption></figure>'
-        for n, b in pngs.items())
+        f'<figure><img alt="{esc(caps.get(n, n))}" src="data:image/png;base64,'
+        f'{base64.b64encode(b).decode()}"><figcaption>{esc(caps.get(n, n))}</figcaption>'
+        f'</figure>' for n, b in pngs.items())
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>dp-vocab evaluation</title>
-<style>body{{font-family:sans-serif;max-width:960px;margin:2em auto;color:#222}}
+<style>body{{font-family:sans-serif;max-width:1000px;margin:2em auto;color:#222}}
 table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:4px 10px;text-align:right}}
+table.ctx th{{text-align:left;background:#f4f4f4}}table.ctx td{{text-align:left}}
+dt{{font-weight:bold;margin-top:0.4em}}dd{{margin-left:1.5em}}figcaption{{font-size:0.95em}}
 .npc{{color:#c00}}.np{{border:2px solid #c00;padding:0.5em 1em;background:#fff4f4}}img{{max-width:100%}}</style>
 </head><body>
 <h1>dp-vocab evaluation</h1>
-<p>Each configuration was run {ev.summary[0]['repeats']} times on the same extracted item sets.</p>
+<table class="ctx">{header}</table>
+<h2>Results</h2>
+<p>One row per configuration (mechanism, ε, Δ0), each run {ev.summary[0]['repeats'] if ev.summary else 0}
+times on the same extracted item sets. Columns in red are {NON_PRIVATE}: computed from the raw data
+without noise, for the data owner's eyes only.</p>
 <table><tr><th>mechanism</th><th>ε</th><th>δ</th><th>Δ0</th><th>released (mean ± sd)</th>
 <th>time (s)</th>{heads}</tr>{rows}</table>
-<div class="np"><h2>{NON_PRIVATE}</h2><p>{html.escape(npv['warning'])}</p>
+<h3>What the columns mean</h3>
+<dl>{glossary}</dl>
+<div class="np"><h2>{NON_PRIVATE}</h2><p>{esc(npv['warning'])}</p>
 <table>{np_rows}</table></div>
+<h2>Plots</h2>
 {imgs}
 </body></html>
 """
@@ -414,8 +647,8 @@ def write_report(ev: Evaluation, output, force: bool = False, protect=()) -> lis
                 k for row in ev.summary for k in row)), restval="")
             w.writeheader()
             w.writerows(ev.summary)
-        write_json(tmp / "results.json", {"summary": ev.summary, "runs": ev.runs,
-                                           "non_private": ev.non_private})
+        write_json(tmp / "results.json", {"context": ev.context, "summary": ev.summary,
+                                           "runs": ev.runs, "non_private": ev.non_private})
         for name, data in pngs.items():
             (tmp / name).write_bytes(data)
         (tmp / "report.html").write_text(_html(ev, pngs), encoding="utf-8")

@@ -85,7 +85,26 @@ def itemsets_from_frame(frame, user: str = "user", text: str = "text", extractor
                         on_error: str = "raise") -> ItemSets:
     """Item sets straight from a pandas or polars DataFrame or a Hugging Face
     ``datasets.Dataset`` with a user-id column and a text column, validated like a corpus file
-    (``corpora.FrameReader``). ``extractor``: default the regex word extractor.
+    (``corpora.FrameReader``).
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame, polars.DataFrame or datasets.Dataset
+        One row per document.
+    user : str
+        The column of user ids (strings or integers; all of one user's rows form one user).
+    text : str
+        The column of texts.
+    extractor : ItemExtractor or None
+        How texts become items; None: the regex word extractor (NFKC, lower-cased words), as
+        in the shipped recipes.
+    on_error : str
+        ``"raise"`` (a bad row stops with its row number and column) or ``"skip"``.
+
+    Returns
+    -------
+    ItemSets
+        The users' distinct items with their own counts, ready for ``mechanism.release``.
 
     >>> import polars as pl
     >>> df = pl.DataFrame({"author": ["a", "b", "a"], "body": ["Hi there", "hi", "Bye"]})

@@ -124,6 +124,7 @@ def mechanism_names() -> list[str]:
 
 
 def make_mechanism(name: str, **params):
+    # the docstring is generated below, from the registry (_MAKE_MECHANISM_DOC)
     cls = registry.mechanisms.get(resolve_mechanism_name(name))
     sig = inspect.signature(cls.__init__)
     unknown = [k for k in params if k not in sig.parameters]
@@ -142,6 +143,63 @@ def mechanism_parameters(name: str) -> list[tuple[str, object]]:
     cls = registry.mechanisms.get(resolve_mechanism_name(name))
     return [(p.name, p.default) for p in inspect.signature(cls.__init__).parameters.values()
             if p.name != "self"]
+
+
+def mechanism_catalogue() -> list[tuple[str, str, str, str]]:
+    """(short name, registry name, one-line summary, parameters with their defaults) of every
+    registered mechanism, sorted: what `dp-vocab mechanisms` prints and make_mechanism's
+    docstring lists."""
+    out = []
+    for full in sorted(registry.mechanisms.get_all()):
+        short = full.split(".")[1] if full.count(".") == 2 else full
+        cls = registry.mechanisms.get(full)
+        params = ", ".join(p if d is inspect.Parameter.empty else f"{p}={d!r}"
+                           for p, d in mechanism_parameters(full))
+        out.append((short, full, getattr(cls, "summary", ""), params))
+    return out
+
+
+_MAKE_MECHANISM_DOC = """Build a registered mechanism from its name and parameters.
+
+    ``make_mechanism("policy_gaussian", epsilon=3, delta=1e-5, max_items_per_user=100)``
+
+    Parameters
+    ----------
+    name : str
+        A short name (``"count_laplace"``) or a registry name (``"dp_vocab.count_laplace.v1"``),
+        as in a recipe's ``@mechanisms``.
+    **params
+        The mechanism's parameters, listed below; ``epsilon`` (> 0) and ``delta`` (in (0, 0.5])
+        are the guarantee, ``max_items_per_user`` is Δ0, the per-user cap. Parameters without a
+        default are required.
+
+    Returns
+    -------
+    Mechanism
+        A frozen, validated mechanism: ``.release(itemsets)`` returns a :class:`Release`
+        (fresh user-order key, OS randomness); ``.histogram(itemsets, key=...)`` the pre-noise
+        weights for a fixed key; ``.threshold``, ``.noise_scale`` and ``.claim`` state its
+        calibration and privacy claim.
+
+    Raises
+    ------
+    ParameterError
+        An unknown name or parameter, or a value outside its range (the message names the
+        parameter, what is allowed and what was given).
+
+    Registered mechanisms (``dp-vocab mechanisms`` prints the same list)
+    ---------------------------------------------------------------------
+"""
+
+
+def _document_make_mechanism() -> None:
+    entries = "".join(f"    ``{short}`` ({full})\n        {summary}\n"
+                      f"        Parameters: {params}\n"
+                      for short, full, summary, params in mechanism_catalogue())
+    make_mechanism.__doc__ = _MAKE_MECHANISM_DOC + entries
+
+
+_document_make_mechanism()
 
 
 # ---- exporters --------------------------------------------------------------------------------

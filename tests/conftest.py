@@ -2,10 +2,10 @@ import math
 from pathlib import Path
 
 import pytest
+from dp_vocab.corpora.bundled import SAMPLE
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
-SAMPLE = REPO / "corpora" / "reddit_college_sample.jsonl.gz"
 E10 = math.exp(-10)
 
 

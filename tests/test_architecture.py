@@ -40,7 +40,7 @@ def test_a_plan_leaves_numba_unimported(tmp_path):
     code = ("import sys\n"
             "from dp_vocab.cli import tune_process\n"
             "from dp_vocab.recipes import plan_run\n"
-            "plan_run('recipes/quickstart.cfg', sys.argv[1], force=True)\n"
+            "plan_run('quickstart', sys.argv[1], force=True)\n"
             "print(sorted(m for m in sys.modules if m == 'numba' or m.endswith('_kernels')\n"
             "             or m.endswith('_siphash')))\n")
     for _ in range(2):

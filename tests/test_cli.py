@@ -14,10 +14,10 @@ from dp_vocab.cli import app
 from dp_vocab.cli.display import summary_table
 from dp_vocab.errors import BudgetExceededError, OutputError, ParameterError
 from dp_vocab.recipes import parse_overrides, run_recipe
+from dp_vocab.corpora.bundled import PRESETS as RECIPE_DIR, SAMPLE
 
 REPO = Path(__file__).resolve().parents[1]
-QUICKSTART = REPO / "recipes" / "quickstart.cfg"
-SAMPLE = REPO / "corpora" / "reddit_college_sample.jsonl.gz"
+QUICKSTART = RECIPE_DIR / "quickstart.cfg"
 runner = CliRunner()
 
 # Nothing computed from private data without noise may reach privacy.json
@@ -153,7 +153,7 @@ def test_recipe_errors_are_clear(tmp_path):
 
 @pytest.mark.parametrize("args,message", [
     # the mechanism takes ${budget.epsilon}: the error names the key the user typed
-    (["--budget.epsilon", "abc"], r"^error: budget\.epsilon: expected a real number > 0, got 'abc'"),
+    (["--budget.epsilon", "abc"], r"^error: budget\.epsilon: expected a real number > 0, got a string, 'abc'"),
     (["--budget.delta", "0.7"], r"^error: budget\.delta: expected a real number in \(0, 0\.5\]"),
     # a flag with no value means true, which the message says in the terms the user used
     (["--mechanism.epsilon"], r"^error: mechanism\.epsilon: expected a real number > 0, got "
@@ -248,9 +248,9 @@ def test_missing_parent_directories_are_created(tmp_path):
     assert (out / "vocab.txt").exists()
 
 
-@pytest.mark.parametrize("recipe", sorted(p.name for p in (REPO / "recipes").glob("*.cfg")))
+@pytest.mark.parametrize("recipe", sorted(p.name for p in RECIPE_DIR.glob("*.cfg")))
 def test_every_bundled_recipe_runs_on_the_bundled_corpus(tmp_path, recipe):
-    res = run_recipe(REPO / "recipes" / recipe, tmp_path / "o")
+    res = run_recipe(RECIPE_DIR / recipe, tmp_path / "o")
     record = res.record
     assert (tmp_path / "o" / "vocab.txt").exists() and record["released_items"] > 0
     comp = record["composition"]
@@ -287,7 +287,7 @@ def test_summary_shows_the_counts_stage_and_the_bpe_size_note(tmp_path):
     vocab_size = 8000 (a few hundred released items), which a note on the console and in
     privacy.json says."""
     out = tmp_path / "bpe"
-    res = runner.invoke(app, ["run", str(REPO / "recipes" / "private-bpe.cfg"), "-o", str(out),
+    res = runner.invoke(app, ["run", str(RECIPE_DIR / "private-bpe.cfg"), "-o", str(out),
                               "--export.public_prior", "null"],
                         env={"COLUMNS": "300"})   # rich's width: one line per table row
     assert res.exit_code == 0, res.output
@@ -310,7 +310,7 @@ def test_summary_shows_the_counts_stage_and_the_bpe_size_note(tmp_path):
 
 def test_over_budget_with_counts_stage_fails_and_writes_nothing(tmp_path):
     recipe = tmp_path / "split-by-hand.cfg"   # each stage's own ε instead of counts_share
-    recipe.write_text((REPO / "recipes" / "private-bpe.cfg").read_text(encoding="utf-8")
+    recipe.write_text((RECIPE_DIR / "private-bpe.cfg").read_text(encoding="utf-8")
                       .replace("counts_share = 0.5\n", "")
                       .replace("[counts]\n", "[counts]\nepsilon = 2.0\ndelta = 1e-6\n")
                       .replace("[mechanism]\n", "[mechanism]\nepsilon = 1.5\ndelta = 9e-6\n"),
@@ -327,7 +327,7 @@ def test_counts_share_splits_the_budget_and_is_the_only_source(tmp_path):
     from dp_vocab.errors import RecipeError
     from dp_vocab.recipes import plan_run
     for eps, delta in ((1.0, 1e-5), (3.0, 1e-6), (0.1, 3e-7), (7.7, 1e-9)):
-        plan = plan_run(REPO / "recipes" / "private-bpe.cfg", tmp_path / f"o{eps}",
+        plan = plan_run(RECIPE_DIR / "private-bpe.cfg", tmp_path / f"o{eps}",
                         overrides={"budget.epsilon": eps, "budget.delta": delta,
                                    "paths.corpus": str(SAMPLE)})
         sel, counts = plan.mechanism, plan.counter
@@ -336,10 +336,10 @@ def test_counts_share_splits_the_budget_and_is_the_only_source(tmp_path):
         assert sel.epsilon == pytest.approx(eps * 0.5, rel=1e-12)
     for key in ("counts.epsilon", "mechanism.delta"):
         with pytest.raises(RecipeError, match=f"{key}.*counts_share"):
-            plan_run(REPO / "recipes" / "private-bpe.cfg", tmp_path / "x",
+            plan_run(RECIPE_DIR / "private-bpe.cfg", tmp_path / "x",
                      overrides={key: 0.5, "paths.corpus": str(tmp_path / "not-read.jsonl")})
     with pytest.raises(ParameterError, match="budget.counts_share"):
-        plan_run(REPO / "recipes" / "private-bpe.cfg", tmp_path / "x",
+        plan_run(RECIPE_DIR / "private-bpe.cfg", tmp_path / "x",
                  overrides={"budget.counts_share": 1.0})
 
 

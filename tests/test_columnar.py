@@ -21,8 +21,8 @@ from dp_vocab.itemsets import ItemSets, ItemSetsBuilder, item_hashes
 from dp_vocab.text.columnar import SPACE, WORD, columnar_extractor, rust_pattern
 from dp_vocab.text.items import _LONE_SURROGATE, ItemExtractor
 from dp_vocab.text.tokenizers import DEFAULT_PATTERN, RegexTokenizer
+from dp_vocab.corpora.bundled import SAMPLE
 
-SAMPLE = Path(__file__).resolve().parents[1] / "corpora" / "reddit_college_sample.jsonl.gz"
 
 
 def python_itemsets(docs, ex) -> ItemSets:

@@ -20,9 +20,9 @@ from dp_vocab.privacy.noise import RandomSource  # noqa: E402
 from dp_vocab.recipes import run_recipe  # noqa: E402
 from dp_vocab.text.items import ItemExtractor  # noqa: E402
 from dp_vocab.text.tokenizers import RegexTokenizer  # noqa: E402
+from dp_vocab.corpora.bundled import PRESETS as RECIPE_DIR, SAMPLE
 
 REPO = Path(__file__).resolve().parents[1]
-SAMPLE = REPO / "corpora" / "reddit_college_sample.jsonl.gz"
 KEY = b"dask-vs-local-fixed-order-key!!!"
 MECHS = [("count_laplace", {}), ("count_gaussian", {}), ("weighted_gaussian", {}),
          ("weighted_laplace", {}), ("policy_laplace", {}), ("policy_gaussian", {}),
@@ -129,7 +129,7 @@ def test_counts_recipe_on_dask_writes_the_local_files(tmp_path, part, cluster):
 
 
 def test_quickstart_on_dask_records_the_backend(tmp_path):
-    res = run_recipe(REPO / "recipes" / "quickstart.cfg", tmp_path / "o",
+    res = run_recipe(RECIPE_DIR / "quickstart.cfg", tmp_path / "o",
                      overrides={"run.backend": "dask", "run.n_workers": 2})
     assert res.record["backend"] == {"backend": "dask", "scheduler": "LocalCluster(2 workers)"}
     assert len(res.release.items) > 200

@@ -1,5 +1,6 @@
 """dp-vocab evaluate: records, files, plots, report; non-private numbers stay in its outputs."""
 
+import html
 import json
 from html.parser import HTMLParser
 from pathlib import Path
@@ -11,8 +12,8 @@ from dp_vocab import ItemSets, evaluate
 from dp_vocab.cli import app
 from dp_vocab.output_dir import MARKER
 from dp_vocab.evaluation import write_report
+from dp_vocab.corpora.bundled import PRESETS as RECIPE_DIR, SAMPLE
 
-SAMPLE = Path(__file__).resolve().parents[1] / "corpora" / "reddit_college_sample.jsonl.gz"
 
 
 def toy():
@@ -74,7 +75,7 @@ def test_evaluate_of_a_recipe_compares_its_own_mechanism_as_configured(tmp_path)
     """Without --mechanisms / --max-items-per-user, a recipe's mechanism joins the default
     comparison with the recipe's parameters and Δ0 (quickstart: the public variant, Δ0 1000)."""
     recipe = tmp_path / "r.cfg"
-    text = (Path(__file__).resolve().parents[1] / "recipes" / "quickstart.cfg").read_text()
+    text = (RECIPE_DIR / "quickstart.cfg").read_text()
     recipe.write_text(text.replace('corpus = "corpora/reddit_college_sample.jsonl.gz"',
                                    f'corpus = "{SAMPLE}"').replace("alpha = 2.0", "alpha = 3.0"))
     ev = evaluate(recipe, None, [3.0], repeats=1)
@@ -199,3 +200,60 @@ def test_held_out_split_of_token_sequences_is_by_user_and_disjoint():
     assert set(train.user_ids) | set(held.user_ids) == set(c.user_ids)
     assert 5 <= held.n_users <= 40   # one in ten, by hash
     assert split_users(c, 0.1)[1].user_ids == held.user_ids
+
+
+def test_report_explains_itself(tmp_path):
+    """report.html: the run's context, every column explained, one number format per kind of
+    column (no 1.42e+03), and captions that describe the plots rather than name their files."""
+    import re
+    import dp_vocab
+    corpus = tmp_path / "posts.jsonl"
+    corpus.write_text("".join(json.dumps({"user": f"u{i}", "text": " ".join(
+        f"w{j}" for j in range(60) if i % (j + 1) == 0) + " the"}) + "\n" for i in range(3000)),
+        encoding="utf-8")
+    ev = evaluate(corpus, ["policy_gaussian", "count_laplace"], [1.0, 8.0], repeats=2,
+                  holdout=0.2)
+    write_report(ev, tmp_path / "ev")
+    text = (tmp_path / "ev" / "report.html").read_text(encoding="utf-8")
+    header = text.split('<table class="ctx">', 1)[1].split("</table>", 1)[0]
+    assert str(corpus) in header and "20% of users" in header
+    users = ev.context["users_NON_PRIVATE"]
+    assert users == 3000 and f"{users:,}" in header
+    assert f">{dp_vocab.__version__}<" in header
+    assert re.search(r">\d{4}-\d\d-\d\d \d\d:\d\d UTC<", header)
+    # every column head of the results table has its explanation
+    table = text.split("<h2>Results</h2>", 1)[1].split("</table>", 1)[0]
+    heads = [h.split("<br>")[0] for h in re.findall(r"<th[^>]*>(.*?)</th>", table)]
+    glossary = re.findall(r"<dt>(.*?)</dt><dd>(.*?)</dd>", text)
+    explained = {html.unescape(t) for t, d in glossary if len(d) > 20}
+    for h in heads:
+        h = html.unescape(h).replace(" (mean ± sd)", "")
+        assert h in explained, f"column {h!r} is not explained"
+    assert "held-out coverage" in heads and "tokens per word" in heads
+    cells = re.findall(r"<td>(.*?)</td>", table)
+    assert not any(re.search(r"\de[+-]\d", c) for c in cells if c != "1e-05"), cells
+    assert any(c.endswith("%") for c in cells)   # shares as percentages
+    captions = re.findall(r"<figcaption>(.*?)</figcaption>", text)
+    assert len(captions) == 3
+    assert not any(c.endswith(".png") for c in captions)
+    assert all(len(c) > 80 for c in captions)
+    assert "Released vocabulary size against ε" in captions[0]
+
+
+def test_timings_leave_the_first_compile_out(monkeypatch):
+    """Every mechanism runs once untimed before its timed runs (numba compiles on a first
+    call): one extra release per mechanism and process, not per configuration."""
+    from dp_vocab import evaluation
+    from dp_vocab.registry import registry
+    calls = {}
+    for short in ("weighted_gaussian", "policy_gaussian"):
+        cls = registry.mechanisms.get(f"dp_vocab.{short}.v1")
+        original = cls.release
+
+        def counted(self, *args, _original=original, _short=short, **kwargs):
+            calls[_short] = calls.get(_short, 0) + 1
+            return _original(self, *args, **kwargs)
+        monkeypatch.setattr(cls, "release", counted)
+    monkeypatch.setattr(evaluation, "_WARM", set())
+    evaluate(toy(), ["weighted_gaussian", "policy_gaussian"], [1.0, 4.0], repeats=3)
+    assert calls == {"weighted_gaussian": 2 * 3 + 1, "policy_gaussian": 2 * 3 + 1}

@@ -22,6 +22,7 @@ from dp_vocab.export.spacy import SpacyExporter
 from dp_vocab.privacy.noise import RandomSource
 from dp_vocab.release import Release
 from dp_vocab.text.tokenizers import DEFAULT_PATTERN
+from dp_vocab.corpora.bundled import PRESETS as RECIPE_DIR
 
 REPO = Path(__file__).resolve().parents[1]
 ITEMS = {"tokenizer": "regex", "pattern": DEFAULT_PATTERN, "nfkc": True, "lowercase": True}
@@ -319,7 +320,7 @@ def test_bad_exporter_parameter_stops_the_run_before_reading(tmp_path, recipe, o
     # the corpus does not exist: reaching the reader would raise a CorpusError instead
     overrides = {**override, "paths.corpus": str(tmp_path / "never-read.jsonl")}
     with pytest.raises(DPVocabError) as err:
-        run_recipe(REPO / "recipes" / recipe, tmp_path / "out", overrides=overrides)
+        run_recipe(RECIPE_DIR / recipe, tmp_path / "out", overrides=overrides)
     assert str(err.value).startswith(field + ": ")
     assert not (tmp_path / "out").exists() and list(tmp_path.iterdir()) == []
 
@@ -439,7 +440,7 @@ def test_a_word_as_extra_special_token_is_refused_before_reading(tmp_path):
     from dp_vocab.recipes import run_recipe
     with pytest.raises(ParameterError, match=r"export.special_tokens: expected tokens that text "
                                              r"cannot produce as a word, got 'the'"):
-        run_recipe(REPO / "recipes" / "private-wordpiece.cfg", tmp_path / "o",
+        run_recipe(RECIPE_DIR / "private-wordpiece.cfg", tmp_path / "o",
                    overrides={"export.special_tokens": ["<url>", "the"],
                               "paths.corpus": str(tmp_path / "not-read.jsonl")})
     assert not (tmp_path / "o").exists()

@@ -16,6 +16,7 @@ from dp_vocab.errors import CorpusError
 from dp_vocab.itemsets import ItemSetsBuilder
 from dp_vocab.text.items import ItemExtractor
 from dp_vocab.text.tokenizers import RegexTokenizer
+from dp_vocab.corpora.bundled import PRESETS as RECIPE_DIR
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -103,7 +104,7 @@ def test_sigterm_leaves_no_partial_output(tmp_path):
                      f'text {i}"}}\n' for i in range(1_200_000))
     out = tmp_path / "out"
     exe = Path(sys.executable).parent / "dp-vocab"
-    proc = subprocess.Popen([str(exe), "run", str(REPO / "recipes" / "quickstart.cfg"), "-o",
+    proc = subprocess.Popen([str(exe), "run", str(RECIPE_DIR / "quickstart.cfg"), "-o",
                              str(out), "-q", "--paths.corpus", str(corpus)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     time.sleep(3.0)

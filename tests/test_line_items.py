@@ -17,6 +17,7 @@ from dp_vocab.privacy.noise import RandomSource
 from dp_vocab.recipes import run_recipe
 from dp_vocab.text.items import ItemExtractor
 from dp_vocab.text.tokenizers import HFPreTokenizer, RegexTokenizer, SpacyTokenizer
+from dp_vocab.corpora.bundled import PRESETS as RECIPE_DIR
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -64,7 +65,7 @@ def test_recipe_on_hostile_text_keeps_every_line_file_aligned(tmp_path):
             text = "alpha" + "beta".join(seps) + "gamma \ud800 delta\udc00x"
             f.write(json.dumps({"user": f"u{u}", "text": text}) + "\n")
     recipe = tmp_path / "wordpiece-split-on-spaces.cfg"
-    recipe.write_text((REPO / "recipes" / "private-wordpiece.cfg").read_text(encoding="utf-8")
+    recipe.write_text((RECIPE_DIR / "private-wordpiece.cfg").read_text(encoding="utf-8")
                       .replace('@tokenizers = "dp_vocab.hf_pre_tokenizer.v1"\nkind = "bert"',
                                '@tokenizers = "dp_vocab.regex.v1"\npattern = "[^ ]+"'),
                       encoding="utf-8")

@@ -12,6 +12,7 @@ from dp_vocab.cli import app
 from dp_vocab.errors import ParameterError
 from dp_vocab.evaluation import evaluate
 from dp_vocab.recipes import run_recipe
+from dp_vocab.corpora.bundled import PRESETS as RECIPE_DIR
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -36,7 +37,7 @@ def test_unknown_wordfreq_language_is_a_parameter_error(kwargs, field):
 
 def test_recipe_with_bad_language_fails_before_reading(tmp_path):
     with pytest.raises(ParameterError, match=r"^mechanism\.public_frequencies"):
-        run_recipe(REPO / "recipes" / "gw-kt.cfg", tmp_path / "o",
+        run_recipe(RECIPE_DIR / "gw-kt.cfg", tmp_path / "o",
                    overrides={"paths.public_frequencies": "wordfreq:zz",
                               "paths.corpus": str(tmp_path / "never-read.jsonl")})
     assert not (tmp_path / "o").exists()
@@ -48,7 +49,7 @@ def test_evaluate_takes_public_frequencies_from_the_recipe(tmp_path):
                               for i in range(40)), encoding="utf-8")
     public = tmp_path / "public.tsv"
     public.write_text("cat\t9\nthe\t5\n", encoding="utf-8")
-    recipe = (REPO / "recipes" / "gw-kt.cfg").read_text(encoding="utf-8")
+    recipe = (RECIPE_DIR / "gw-kt.cfg").read_text(encoding="utf-8")
     recipe = recipe.replace('corpus = "corpora/reddit_college_sample.jsonl.gz"',
                             f'corpus = "{corpus.as_posix()}"')
     recipe = recipe.replace('public_frequencies = "wordfreq:en"',

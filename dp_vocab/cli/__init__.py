@@ -9,7 +9,6 @@ shows the full traceback. Typer's pretty tracebacks (which print local variables
 from __future__ import annotations
 
 import contextlib
-import inspect
 import logging
 import sys
 import warnings
@@ -26,10 +25,19 @@ app = typer.Typer(name="dp-vocab", add_completion=False, no_args_is_help=True,
 _STATE = {"debug": False}
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from ..version import __version__
+        typer.echo(f"dp-vocab {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
 def _options(debug: bool = typer.Option(
         False, "--debug", help="On an unexpected error, show the full traceback (it may quote "
-                               "input data: do not share it)")):
+                               "input data: do not share it)"),
+             version: bool = typer.Option(False, "--version", callback=_print_version,
+                                          is_eager=True, help="Print the version and exit")):
     _STATE["debug"] = debug
     warnings.showwarning = _show_warning
 
@@ -88,12 +96,18 @@ def _errors():
               f"traceback, and report the problem", code=1)
 
 
-@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+             short_help="Run a recipe and write its release.")
 def run(ctx: typer.Context,
         recipe: Path = typer.Argument(..., metavar="RECIPE",
-                                      help="Recipe file (.cfg), e.g. recipes/quickstart.cfg"),
-        output: Path = typer.Option(..., "--output", "-o", help="Output directory (created)"),
-        force: bool = typer.Option(False, "--force", help="Replace an existing output directory"),
+                                      help="A recipe file (.cfg) or a shipped recipe's name, "
+                                           "e.g. quickstart (see `dp-vocab recipes`)"),
+        output: Path = typer.Option(..., "--output", "-o",
+                                    help="Output directory, created; it must not exist "
+                                         "unless --force"),
+        force: bool = typer.Option(False, "--force",
+                                   help="Replace an existing output directory (only an empty "
+                                        "one or a previous dp-vocab output)"),
         quiet: bool = typer.Option(False, "--quiet", "-q",
                                    help="No progress or summary (warnings, notes and skipped "
                                         "lines still go to stderr)")):
@@ -113,10 +127,16 @@ def run(ctx: typer.Context,
     # run ends with its one error line instead
     logging.getLogger("asyncio").setLevel(logging.CRITICAL)
     with _errors():
+        from ..compiled import kernels_cached
         overrides = parse_overrides(list(ctx.args))
-        with ReadProgress(disable=quiet) as prog:
+        compiling = not kernels_cached()
+        if compiling and not quiet:
+            _print_stderr("note:", "yellow", "first run of this installation: the numba kernels "
+                          "compile during this run (about 10 s, more on a busy machine); later "
+                          "runs load them from numba's cache")
+        with ReadProgress(disable=quiet, compiling=compiling) as prog:
             result = run_recipe(recipe, output, overrides=overrides, force=force,
-                                progress=prog.update)
+                                progress=prog.update, on_stage=prog.stage)
         if not quiet:
             print_summary(result)
         else:
@@ -131,23 +151,61 @@ def run(ctx: typer.Context,
                           "empty vocabulary.")
 
 
-@app.command()
+recipes_app = typer.Typer(no_args_is_help=False, invoke_without_command=True,
+                          rich_markup_mode=None, add_completion=False)
+app.add_typer(recipes_app, name="recipes", short_help="List the shipped recipes.")
+
+
+@recipes_app.callback(invoke_without_command=True)
+def recipes(ctx: typer.Context):
+    """List the shipped recipes. Run one by name (dp-vocab run quickstart -o out/q), print it
+    (dp-vocab recipes show NAME) or copy it to edit (dp-vocab init NAME FILE)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from ..recipes.shipped import recipe_summary, shipped_recipes
+    with _errors():
+        names = shipped_recipes()
+        width = max(len(n) for n in names)
+        for name in names:
+            typer.echo(f"{name:<{width}}  {recipe_summary(name)}")
+        typer.echo("\nRun one: dp-vocab run NAME -o DIR; copy one to edit: dp-vocab init NAME "
+                   "FILE")
+
+
+@recipes_app.command("show")
+def recipes_show(name: str = typer.Argument(..., metavar="NAME",
+                                            help="A shipped recipe, e.g. quickstart")):
+    """Print the shipped recipe NAME (a .cfg file with its comments)."""
+    from ..recipes.shipped import recipe_text
+    with _errors():
+        typer.echo(recipe_text(name), nl=False)
+
+
+@app.command(short_help="Copy a shipped recipe to a file to edit.")
+def init(name: str = typer.Argument(..., metavar="NAME",
+                                    help="A shipped recipe, e.g. quickstart (see `dp-vocab "
+                                         "recipes`)"),
+         file: Path = typer.Argument(..., metavar="FILE", help="The recipe file to write"),
+         force: bool = typer.Option(False, "--force", help="Replace FILE if it exists")):
+    """Copy the shipped recipe NAME to FILE, to edit and run with dp-vocab run FILE -o DIR."""
+    from ..recipes.shipped import write_recipe
+    with _errors():
+        path = write_recipe(name, file, force=force)
+        typer.echo(_printable(f"wrote {path}; edit it, then: dp-vocab run {path} --output DIR"))
+
+
+@app.command(short_help="List the registered mechanisms.")
 def mechanisms():
     """List the registered mechanisms with their parameters and defaults."""
     from rich.console import Console
+    from rich.text import Text
 
-    from ..mechanisms import MECHANISMS
-    from ..registry import mechanism_parameters, registry
+    from ..registry import mechanism_catalogue
 
     console = Console(soft_wrap=True, highlight=False)
     with _errors():
-        for full in sorted(registry.mechanisms.get_all()):
-            short = full.split(".")[1]
-            cls = MECHANISMS.get(short)
-            summary = getattr(cls, "summary", "")
-            console.print(f"[bold]{short}[/]  {full}: {summary}")
-            params = ", ".join(p if d is inspect.Parameter.empty else f"{p}={d!r}"
-                               for p, d in mechanism_parameters(short))
+        for short, full, summary, params in mechanism_catalogue():
+            console.print(Text.assemble((short, "bold"), f"  {full}: {summary}"))
             console.print(f"    parameters: {params}", markup=False)
 
 
@@ -164,12 +222,13 @@ def _split(text: str, cast, option: str, example: str) -> list:
                                            f"{example}") from None
 
 
-@app.command()
+@app.command(short_help="Compare mechanisms side by side (NON-PRIVATE).")
 def evaluate(source: Path = typer.Argument(..., metavar="CORPUS-OR-RECIPE",
-                                           help="JSONL corpus or recipe (.cfg)"),
+                                           help="A corpus file (JSONL, CSV, Parquet, Arrow), "
+                                                "a recipe (.cfg) or a shipped recipe's name"),
              mechanisms: str = typer.Option(None, help="Comma-separated mechanism names "
-                                            "[default: weighted_gaussian,policy_laplace,"
-                                            "policy_gaussian,gw, and a recipe's own mechanism "
+                                            "[default: weighted_gaussian, policy_laplace, "
+                                            "policy_gaussian, gw, and a recipe's own mechanism "
                                             "with its parameters]"),
              epsilon: str = typer.Option("1,3,8", help="Comma-separated ε values"),
              delta: float = typer.Option(1e-5, help="δ for every configuration"),
@@ -182,9 +241,17 @@ def evaluate(source: Path = typer.Argument(..., metavar="CORPUS-OR-RECIPE",
              jobs: int = typer.Option(1, help="Parallel processes for the configurations"),
              holdout: float = typer.Option(0.0, help="Share of users held out to measure coverage "
                                                      "and tokens per word (NON-PRIVATE), e.g. 0.2"),
-             output: Path = typer.Option(Path("eval-out"), "--output", "-o"),
-             force: bool = typer.Option(False, "--force")):
-    """Compare mechanisms side by side: table, results.csv/json, PNG plots, report.html."""
+             output: Path = typer.Option(Path("eval-out"), "--output", "-o",
+                                         help="Output directory for results.csv, "
+                                              "results.json, the plots and report.html; it "
+                                              "must not exist unless --force"),
+             force: bool = typer.Option(False, "--force",
+                                        help="Replace an existing output directory (only an "
+                                             "empty one or a previous dp-vocab output)")):
+    """Compare mechanisms side by side on one corpus: every (mechanism, ε, Δ0) configuration,
+    REPEATS times. Prints a table and writes results.csv, results.json, PNG plots and
+    report.html. Its columns marked NON-PRIVATE come from the raw data: for the data owner
+    only, never to publish."""
     from rich.console import Console
     from rich.progress import Progress
 
@@ -238,7 +305,7 @@ def evaluate(source: Path = typer.Argument(..., metavar="CORPUS-OR-RECIPE",
         typer.echo(_printable(f"wrote {output}/: {', '.join(files)}"))
 
 
-@app.command()
+@app.command(short_help="Estimate a mechanism's privacy loss empirically.")
 def audit(mechanism: str = typer.Argument(..., metavar="MECHANISM",
                                           help="Registered mechanism, e.g. gw_kt"),
           epsilon: float = typer.Option(1.0, help="ε of the mechanism"),

@@ -7,25 +7,48 @@ from rich.markup import escape
 from rich.progress import (BarColumn, DownloadColumn, Progress, TaskID, TextColumn,
                            TimeElapsedColumn,
                            TimeRemainingColumn)
+from rich.status import Status
 from rich.table import Table
 
 
 class ReadProgress:
-    """A progress bar over the bytes of the input file (never over private counts)."""
+    """A progress bar over the bytes of the input file (never over private counts), then a
+    status line while the release runs (``stage``), which says when the first run on this
+    installation compiles the numba kernels."""
 
-    def __init__(self, disable: bool = False):
+    def __init__(self, disable: bool = False, compiling: bool = False):
+        self._console = Console(stderr=True)
         self._progress = Progress(TextColumn("reading + extracting"), BarColumn(),
                                   DownloadColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
-                                  console=Console(stderr=True), disable=disable, transient=False)
+                                  console=self._console, disable=disable, transient=False)
         self._task: TaskID | None = None
         self._started = False
+        self._disable = disable
+        self._compiling = compiling
+        self._status: Status | None = None
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
         # started on the first update: an error before reading prints no empty bar line
         return self._progress.__exit__(*exc) if self._started else None
+
+    def stage(self, name: str) -> None:
+        """The run moved on to ``name`` ("release"): the bar ends, a status line follows."""
+        if self._started:
+            self._progress.__exit__(None, None, None)
+            self._started = False
+        if self._disable:
+            return
+        text = "release" + (" (first run: compiling numba kernels, cached afterwards)"
+                            if self._compiling else "")
+        status = self._console.status(text)
+        status.start()
+        self._status = status
 
     def update(self, reader) -> None:
         done, total = reader.progress()

@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import CorpusError, ParameterError
+from .bundled import bundled_file
 from .compression import _DECOMPRESS_ERRORS, _decompress_reason, corrupt_stream
 from ..privacy.params import check_choice, check_positive_int
 
@@ -84,7 +85,7 @@ def _expand(path) -> list[Path]:
             raise CorpusError("no file matches this pattern. Point the recipe at your data with "
                               "--paths.corpus FILE-OR-PATTERN", path=text)
         return files
-    return [_check_path(path)]
+    return [bundled_file(path) or _check_path(path)]
 
 
 def _check_path(path, kind: str = "file") -> Path:

@@ -29,6 +29,7 @@ from ..privacy.accounting import Ledger
 from ..privacy.params import check_delta, check_epsilon
 from ..count_release import check_counts_route
 from ..release import Release
+from .shipped import find_recipe, shipped_recipes, write_recipe  # noqa: F401 (re-exported)
 
 REQUIRED_SECTIONS = ("corpus", "items", "mechanism")
 # section → the registry key its block must name; [paths], [run], [budget] are plain values
@@ -42,6 +43,8 @@ RUN_DEFAULTS = {"seed": None, "key": None, "backend": "local", "scheduler_addres
 
 @dataclass
 class RunResult:
+    """What :func:`run_recipe` returns: the release, where it was written and its record."""
+
     release: Release
     output: Path
     files: list[str]
@@ -94,6 +97,7 @@ def parse_overrides(args: list[str]) -> dict[str, Any]:
 def load_recipe(recipe, overrides: dict[str, Any] | None = None) -> Config:
     """Read a recipe (path, text or dict) and apply dotted overrides; interpolated and checked
     for unknown sections and keys."""
+    recipe = find_recipe(recipe)
     overrides = dict(overrides or {})
     name = "<dict>" if isinstance(recipe, (dict, Config)) else str(recipe)
     _check_text_values(overrides, "override")
@@ -142,19 +146,20 @@ def _located(name: str, msg: str) -> RecipeError:
 
 def _read_recipe_text(path: Path) -> str:
     if not path.is_file():
-        raise RecipeError(f"recipe {path}: file not found. Recipes ship in recipes/, "
-                          f"e.g. recipes/quickstart.cfg")
+        raise RecipeError(f"recipe {path}: file not found. Give a recipe file, or the name of "
+                          f"a shipped recipe: {', '.join(shipped_recipes())} (`dp-vocab "
+                          f"recipes` describes them)")
     data = path.read_bytes()
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         line = data[:e.start].count(b"\n") + 1
         raise RecipeError(f"recipe {path}:{line}: not a UTF-8 text file ({e.reason}); a recipe "
-                          f"is a .cfg text file like recipes/quickstart.cfg") from None
+                          f"is a .cfg text file (`dp-vocab recipes show quickstart`)") from None
     if "\x00" in text:
         line = text[:text.index("\x00")].count("\n") + 1
         raise RecipeError(f"recipe {path}:{line}: contains a NUL byte; a recipe is a .cfg text "
-                          f"file like recipes/quickstart.cfg")
+                          f"file (`dp-vocab recipes show quickstart`)")
     return text
 
 
@@ -200,7 +205,7 @@ def _check_sections(cfg: Config) -> None:
         for where, b in blocks.items():
             if not isinstance(b, dict) or key not in b:
                 raise RecipeError(f"recipe [{where}]: missing {key} = \"...\" naming a "
-                                  f"registered function; see recipes/quickstart.cfg")
+                                  f"registered function; see `dp-vocab recipes show quickstart`")
     items = cfg["items"]
     if isinstance(items.get("tokenizer"), dict) and "@tokenizers" not in items["tokenizer"]:
         raise RecipeError("recipe [items.tokenizer]: missing @tokenizers = \"...\", e.g. "
@@ -263,7 +268,7 @@ def _config_error(e: ConfigValidationError) -> str:
              if ln.startswith("file: '<string>'") else ln
              for ln in lines if not ln.startswith("Source contains parsing errors")]
     found = " ".join(lines)[:300]
-    return (found or _first_line(e)) + " (see recipes/quickstart.cfg for the format)"
+    return (found or _first_line(e)) + " (`dp-vocab recipes show quickstart` shows the format)"
 
 
 def resolve_sections(cfg: Config, names: tuple[str, ...]) -> dict:
@@ -451,6 +456,7 @@ def plan_run(recipe, output, overrides: dict[str, Any] | None = None,
     from ..bounding import check_key
     from ..privacy.noise import RandomSource
 
+    recipe = find_recipe(recipe)
     cfg = load_recipe(recipe, overrides)
     inputs = _input_paths(recipe, cfg)
     check_output_dir(output, force, inputs, _searched_folders(cfg))
@@ -489,7 +495,8 @@ def plan_run(recipe, output, overrides: dict[str, Any] | None = None,
                 budget=budget, exporters=exporters, run=run, random=RandomSource(seed), key=key)
 
 
-def execute(plan: Plan, progress: Callable | None = None) -> tuple[Release, dict, dict]:
+def execute(plan: Plan, progress: Callable | None = None,
+            on_stage: Callable[[str], None] | None = None) -> tuple[Release, dict, dict]:
     """Read the private data and run every stage of the ledger, in order. Returns the release
     (with the ledger's composed guarantee), the backend's description and timings (operator
     information: they scale with the data, so they are never written)."""
@@ -503,6 +510,8 @@ def execute(plan: Plan, progress: Callable | None = None) -> tuple[Release, dict
                             plan.mechanism.input is Input.SEQUENCES, progress)
         # data: private user data where the backend keeps it (bounding.UserData)
         timings["extract_s"] = time.perf_counter() - t0
+        if on_stage is not None:
+            on_stage("release")
         t1 = time.perf_counter()
         release = plan.mechanism.release(data, key=plan.key, random=plan.random)
         if plan.counter is not None:   # the [counts] stage, over the released vocabulary
@@ -555,11 +564,56 @@ def write(plan: Plan, release: Release, record: dict) -> tuple[list[str], dict]:
 
 
 def run_recipe(recipe, output, overrides: dict[str, Any] | None = None, force: bool = False,
-               progress: Callable | None = None) -> RunResult:
-    """Run a recipe end to end: plan (validate everything, no data read) → execute (read, run
-    the ledger's stages) → report (privacy.json) → write (atomically into ``output``)."""
+               progress: Callable | None = None,
+               on_stage: Callable[[str], None] | None = None) -> RunResult:
+    """Run a recipe end to end, as ``dp-vocab run`` does: plan (validate everything; no data
+    is read) → execute (read the corpus, run the ledger's stages) → report (privacy.json) →
+    write (atomically into ``output``).
+
+    ``run_recipe("quickstart", "out/q", overrides={"budget.epsilon": 1.0})``
+
+    Parameters
+    ----------
+    recipe : str, PathLike, dict or confection.Config
+        A recipe file (``.cfg``), the name of a shipped recipe (``"quickstart"``;
+        ``dp-vocab recipes`` lists them, ``dp_vocab.recipes.write_recipe(name, path)`` copies
+        one to edit), or the recipe itself as a dict or Config.
+    output : str or PathLike
+        The output directory, created; it must not exist unless ``force``.
+    overrides : dict or None
+        Recipe values to replace, keyed by ``"section.key"`` as on the command line
+        (``--mechanism.epsilon 1``): ``{"mechanism.epsilon": 1.0, "paths.corpus":
+        "my.jsonl.gz", "run.seed": 3, "export.vocab_size": 8000}``. Values are Python values
+        (numbers, strings, booleans, None, lists); the section must exist in the recipe
+        (``run.*`` always may).
+    force : bool
+        Replace an existing ``output`` (only an empty one or a previous dp-vocab output).
+    progress : callable or None
+        Called with the reader while the corpus is read; ``reader.progress()`` gives (bytes
+        read, total bytes).
+    on_stage : callable or None
+        Called with ``"release"`` when the corpus has been read and the release starts.
+
+    Returns
+    -------
+    RunResult
+        ``.release`` (a :class:`Release`: ``.items``, the released strings in lexicographic
+        order; ``.counts``, noisy counts when paid for; ``.epsilon``, ``.delta``, the composed
+        guarantee; ``.ledger``, its stages), ``.output`` (the directory), ``.files`` (the files
+        written: ``vocab.txt``, ``privacy.json``, ``recipe.cfg`` and the exports), ``.record``
+        (privacy.json's content), ``.notes`` (where an export differs from the recipe's
+        request), ``.timings`` and ``.skipped`` / ``.skip_reasons`` (operator information from
+        the private data without noise: print them, never publish them).
+
+    Raises
+    ------
+    RecipeError, ParameterError, BudgetExceededError, OutputError
+        Before any data is read: the recipe, a parameter, the budget or the output location.
+    CorpusError
+        The corpus cannot be read (file, line and field named; never a value).
+    """
     plan = plan_run(recipe, output, overrides, force)
-    release, backend, timings = execute(plan, progress)
+    release, backend, timings = execute(plan, progress, on_stage)
     record = report(plan, release, backend)
     files, record = write(plan, release, record)
     return RunResult(release=release, output=plan.output, files=files, record=record,
