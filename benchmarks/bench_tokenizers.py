@@ -50,6 +50,7 @@ def main() -> None:
     from tokenizers import Tokenizer
     from dp_vocab import run_recipe
     from dp_vocab.heldout import nonprivate_tokenizer, tokenizer_scores
+    from dp_vocab.corpora.bundled import PRESETS
 
     t = time.perf_counter()
     train, held = load(args.corpus, args.holdout)
@@ -62,7 +63,7 @@ def main() -> None:
         train_path = Path(tmp) / "train.jsonl"
         train.write_ndjson(train_path)
         for model in args.models.split(","):
-            recipe = HERE.parent / "recipes" / f"private-{model}.cfg"
+            recipe = PRESETS / f"private-{model}.cfg"
             baseline_at: dict[int, dict] = {}
             for eps in [float(e) for e in args.epsilons.split(",")]:
                 t = time.perf_counter()

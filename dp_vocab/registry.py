@@ -85,6 +85,13 @@ def hf_pre_tokenizer(kind: str = "whitespace"):
     return HFPreTokenizer(kind)
 
 
+@registry.tokenizers("dp_vocab.hf_tokenizer_pipeline.v1")
+def hf_tokenizer_pipeline(path: str):
+    """An existing tokenizer's normaliser and pre-tokenizer (tokenizer.json or its folder)."""
+    from .text.pipeline import PipelineTokenizer
+    return PipelineTokenizer(path)
+
+
 # ---- extractors -------------------------------------------------------------------------------
 
 @registry.extractors("dp_vocab.items.v1")
@@ -214,11 +221,12 @@ def plain_exporter(jsonl: bool = True):
 def hf_tokenizer_exporter(model: str | None = None, style: str | None = None,
                           special_tokens: list | None = None, vocab_size: int | None = None,
                           classic_files: bool = False, model_max_length: int | None = None,
-                          public_prior: str | None = None):
+                          public_prior: str | None = None, like: str | None = None):
     from .export.hf import HFTokenizerExporter
     return HFTokenizerExporter(model=model, style=style, special_tokens=special_tokens,
                                vocab_size=vocab_size, classic_files=classic_files,
-                               model_max_length=model_max_length, public_prior=public_prior)
+                               model_max_length=model_max_length, public_prior=public_prior,
+                               like=like)
 
 
 @registry.exporters("dp_vocab.spacy.v1")

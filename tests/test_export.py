@@ -1,6 +1,7 @@
 """Exporters: round trips through the real libraries (tokenizers, transformers, spaCy) and count
 releases."""
 
+import hashlib
 import json
 import math
 import shutil
@@ -476,3 +477,112 @@ def test_tokenizer_json_is_what_tokenizers_writes(tmp_path):
     tok.save(str(tmp_path / "theirs.json"))
     assert (tmp_path / "hf" / "tokenizer.json").read_text(encoding="utf-8") == \
         (tmp_path / "theirs.json").read_text(encoding="utf-8")
+
+
+# ---- a tokenizer like an existing one (export.like) ----------------------------------------------
+
+def _source_tokenizer(folder: Path, kind: str) -> Path:
+    """A small public tokenizer of each kind, saved as transformers saves one."""
+    from tokenizers import normalizers, pre_tokenizers, processors, trainers
+    from transformers import PreTrainedTokenizerFast
+    text = ["hello world, this is public text about nothing in particular at all"] * 10
+    if kind == "wordpiece":
+        specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+        tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+        tok.normalizer = normalizers.BertNormalizer(lowercase=True)
+        tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+        tok.decoder = decoders.WordPiece()
+        trainer = trainers.WordPieceTrainer(vocab_size=150, special_tokens=specials)
+        roles = dict(unk_token="[UNK]", cls_token="[CLS]", sep_token="[SEP]", pad_token="[PAD]",
+                     mask_token="[MASK]")
+    elif kind == "bpe":
+        specials = ["<s>", "<pad>", "</s>", "<unk>"]
+        tok = Tokenizer(models.BPE())
+        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=True)
+        tok.decoder = decoders.ByteLevel()
+        trainer = trainers.BpeTrainer(vocab_size=300, special_tokens=specials,
+                                      initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+        roles = dict(bos_token="<s>", eos_token="</s>", pad_token="<pad>", unk_token="<unk>")
+    else:
+        specials = ["<pad>", "</s>", "<unk>"]
+        tok = Tokenizer(models.Unigram())
+        tok.normalizer = normalizers.NFKC()
+        tok.pre_tokenizer = pre_tokenizers.Metaspace()
+        tok.decoder = decoders.Metaspace()
+        trainer = trainers.UnigramTrainer(vocab_size=60, special_tokens=specials,
+                                          unk_token="<unk>")
+        roles = dict(eos_token="</s>", pad_token="<pad>", unk_token="<unk>")
+    tok.train_from_iterator(text, trainer=trainer)
+    if kind == "wordpiece":
+        tok.post_processor = processors.TemplateProcessing(
+            single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+            special_tokens=[("[CLS]", tok.token_to_id("[CLS]")),
+                            ("[SEP]", tok.token_to_id("[SEP]"))])
+    elif kind == "bpe":
+        tok.post_processor = processors.RobertaProcessing(("</s>", tok.token_to_id("</s>")),
+                                                          ("<s>", tok.token_to_id("<s>")))
+    else:
+        tok.post_processor = processors.TemplateProcessing(
+            single="$A </s>", special_tokens=[("</s>", tok.token_to_id("</s>"))])
+    PreTrainedTokenizerFast(tokenizer_object=tok, **roles).save_pretrained(str(folder))
+    return folder
+
+
+@pytest.mark.parametrize("kind", ["wordpiece", "bpe", "unigram"])
+def test_a_tokenizer_like_an_existing_one_keeps_its_pipeline_and_retrains_its_model(tmp_path,
+                                                                                   kind):
+    """export.like: the source's normaliser, pre-tokenizer, decoder, special tokens (with their
+    roles) and model type; a model trained on the released units, so released words are one
+    token each; the post-processor's special ids follow the new vocabulary."""
+    from transformers import AutoTokenizer
+    from dp_vocab import run_recipe
+    src = _source_tokenizer(tmp_path / "src", kind)
+    corpus = tmp_path / "c.jsonl"
+    # pairs of words: Unigram's trainer seeds whole words only when they recur inside others
+    text = "love loves college colleges professor professors student students"
+    corpus.write_text("\n".join(json.dumps({"user": f"u{i}", "text": text})
+                                for i in range(300)) + "\n", encoding="utf-8")
+    recipe = {
+        "budget": {"epsilon": 3.0, "delta": 1e-5, "counts_share": 0.5},
+        "corpus": {"@readers": "dp_vocab.jsonl.v1", "path": str(corpus)},
+        "items": {"@extractors": "dp_vocab.items.v1", "lowercase": False, "nfkc": False,
+                  "tokenizer": {"@tokenizers": "dp_vocab.hf_tokenizer_pipeline.v1",
+                                "path": str(src)}},
+        "mechanism": {"@mechanisms": "dp_vocab.policy_gaussian.v1"},
+        "counts": {"@counts": "dp_vocab.discrete_gaussian_counts.v1", "max_count": 1},
+        "export": {"@exporters": "dp_vocab.hf_tokenizer.v1", "like": str(src), "vocab_size": 400},
+    }
+    run_recipe(recipe, tmp_path / "out")
+    shutil.move(str(tmp_path / "out" / "hf"), str(tmp_path / "moved"))   # loads after a move
+    before = json.loads((src / "tokenizer.json").read_text(encoding="utf-8"))
+    after = json.loads((tmp_path / "moved" / "tokenizer.json").read_text(encoding="utf-8"))
+    for part in ("normalizer", "pre_tokenizer", "decoder"):
+        assert after[part] == before[part], part
+    assert after["model"]["type"] == before["model"]["type"]
+    assert after["model"]["vocab"] != before["model"]["vocab"]
+    at = AutoTokenizer.from_pretrained(str(tmp_path / "moved"))
+    source = AutoTokenizer.from_pretrained(str(src))
+    assert at.special_tokens_map == source.special_tokens_map
+    enc = at("love college professor student")
+    words = [t for t in at.convert_ids_to_tokens(enc["input_ids"])
+             if t not in at.all_special_tokens]
+    assert len(words) == 4, words          # each released word is one token
+    specials = [i for i in enc["input_ids"] if i in at.all_special_ids]
+    # the post-processor adds the same special tokens as the source's, at the new ids
+    src_added = [source.convert_ids_to_tokens(i) for i in source("x")["input_ids"]
+                 if i in source.all_special_ids]
+    assert [at.convert_ids_to_tokens(i) for i in specials] == src_added
+    card = (tmp_path / "moved" / "README.md").read_text(encoding="utf-8")
+    assert "like src" in card and hashlib.sha256(
+        (src / "tokenizer.json").read_bytes()).hexdigest() in card
+
+
+def test_like_is_checked_before_any_data_is_read(tmp_path):
+    src = _source_tokenizer(tmp_path / "src", "wordpiece")
+    with pytest.raises(ParameterError, match="export.like"):
+        HFTokenizerExporter(like=str(tmp_path / "missing"))
+    with pytest.raises(ParameterError, match="export.like"):
+        HFTokenizerExporter(like=str(src), model="bpe")
+    (tmp_path / "bad.json").write_text("{", encoding="utf-8")
+    with pytest.raises(ParameterError, match="like"):
+        HFTokenizerExporter(like=str(tmp_path / "bad.json"))

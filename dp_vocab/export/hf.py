@@ -31,6 +31,7 @@ from ..errors import ParameterError
 from ..release import Release
 from .exported import Exported
 from .lines import LINE_BREAK, LONE_SURROGATE, check_items_writable
+from .like import LikeSource
 from .model_card import model_card
 from .trained import PublicPrior, train_model, training_counts
 
@@ -153,7 +154,17 @@ class HFTokenizerExporter:
     def __init__(self, model: str | None = None, style: str | None = None,
                  special_tokens: list[str] | None = None, vocab_size: int | None = None,
                  classic_files: bool = False, model_max_length: int | None = None,
-                 max_training_words: int = 20_000_000, public_prior: str | None = None):
+                 max_training_words: int = 20_000_000, public_prior: str | None = None,
+                 like: str | None = None):
+        self.like = None
+        if like is not None:   # the source's pipeline, special tokens and model type
+            if model is not None or style is not None or special_tokens is not None:
+                raise ParameterError("export.like", like, "no export.model, export.style or "
+                                     "export.special_tokens beside it (the tokenizer named by "
+                                     "like sets them)", "Remove those keys.")
+            self.like = LikeSource(like)
+            model = self.like.model
+            vocab_size = self.like.size if vocab_size is None else vocab_size
         if model is not None and model not in MODELS:
             raise ParameterError("export.model", model, "one of " + ", ".join(MODELS))
         if style is not None and style not in STYLES:
@@ -174,16 +185,19 @@ class HFTokenizerExporter:
                                  "line breaks)",
                                  f"The {style} style already declares "
                                  + " ".join(self.style.special_tokens) + ".")
-        self.special_tokens = list(dict.fromkeys(self.style.special_tokens + list(extra)))
+        self.special_tokens = list(dict.fromkeys(
+            (self.like.special_tokens if self.like else self.style.special_tokens) + list(extra)))
         self.extra_special_tokens = [t for t in self.special_tokens
                                      if t not in self.style.special_tokens]
-        byte_level = self.style.pieces == "byte_level"
+        byte_level = self.like.byte_level if self.like else self.style.pieces == "byte_level"
         if vocab_size is None and model in ("bpe", "unigram"):
             vocab_size = DEFAULT_VOCAB_SIZE
         # the size asked for; None: every released item (WordPiece, WordLevel, Unigram)
         self.vocab_size = None if vocab_size is None else _check_int(
             "export.vocab_size", vocab_size, len(self.special_tokens) + (256 if byte_level else 1))
         self.classic_files = _check_bool("export.classic_files", classic_files)
+        self._given_max_length = None if model_max_length is None else _check_int(
+            "export.model_max_length", model_max_length, 1)
         self.model_max_length = _check_int("export.model_max_length",
                                            self.style.model_max_length if model_max_length is None
                                            else model_max_length, 1)
@@ -192,7 +206,7 @@ class HFTokenizerExporter:
 
     @property
     def needs_counts(self) -> bool:
-        return self.model in ("bpe", "unigram")
+        return self.model in ("bpe", "unigram") or self.like is not None
 
     @property
     def unk(self) -> str | None:
@@ -202,6 +216,9 @@ class HFTokenizerExporter:
 
     def build(self, release: Release, items: dict):
         from tokenizers import Tokenizer, decoders, models, processors
+
+        if self.like is not None:
+            return self._build_like(release)
 
         special = set(self.special_tokens)
         words = [w for w in release.items if w not in special]
@@ -247,6 +264,19 @@ class HFTokenizerExporter:
                     pieces.append(p)
                     have.add(p)
         return {t: i for i, t in enumerate(pieces)}
+
+    def _build_like(self, release: Release):
+        """The source tokenizer with its model trained on the released units' DP counts (the
+        items were extracted with its own pipeline: ``dp_vocab.hf_tokenizer_pipeline.v1``)."""
+        like = cast(LikeSource, self.like)
+        counts = release.counts or {}
+        special = set(self.special_tokens)
+        units: dict[str, float] = {w: float(max(counts.get(w, 0), 0)) for w in release.items
+                                   if w not in special}
+        if self.public_prior is not None:
+            units = self.public_prior.fill(units, like.units_of)
+        return like.retrained(training_counts(units, self.max_training_words),
+                              self.vocab_size or like.size)
 
     def _pre_tokenizer(self, items: dict):
         """The exported pre-tokenizer: what splits text into the units a model is trained on."""
@@ -361,8 +391,13 @@ class HFTokenizerExporter:
         text = tok.to_str(pretty=True)
         # written from Python: tokenizers' own writer raises a bare Exception on a full disk
         (out / "tokenizer.json").write_text(text, encoding="utf-8")
-        _write_json(out / "tokenizer_config.json", self.tokenizer_config(tok))
-        _write_json(out / "special_tokens_map.json", self.special_tokens_map())
+        if self.like is not None:
+            _write_json(out / "tokenizer_config.json",
+                        self.like.tokenizer_config(tok, self._given_max_length))
+            _write_json(out / "special_tokens_map.json", self.like.roles)
+        else:
+            _write_json(out / "tokenizer_config.json", self.tokenizer_config(tok))
+            _write_json(out / "special_tokens_map.json", self.special_tokens_map())
         written = ["hf/tokenizer.json", "hf/tokenizer_config.json", "hf/special_tokens_map.json"]
         if self.classic_files:
             written += [f"hf/{Path(f).name}" for f in _saved_model_files(tok, out)]
@@ -370,7 +405,13 @@ class HFTokenizerExporter:
         if record is not None:   # a model card needs the run's privacy record
             prior = [] if self.public_prior is None or release.counts is None \
                 else [self.public_prior.describe()]
-            card = model_card(record, self.model, self.style.name, tok.get_vocab_size(),
+            if self.like is not None:
+                prior.append({**self.like.describe(),
+                              "source": f"{Path(self.like.path).name} (pipeline, special "
+                                        f"tokens and model type)"})
+            card = model_card(record, self.model,
+                              "like " + Path(self.like.path).name if self.like
+                              else self.style.name + " style", tok.get_vocab_size(),
                               written + ["hf/README.md"], prior)
             (out / "README.md").write_text(card, encoding="utf-8")
             written.append("hf/README.md")

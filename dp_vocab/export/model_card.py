@@ -46,7 +46,7 @@ def model_card(record: dict, model: str, style: str, size: int, files: list[str]
         "- dp-vocab",
         "---",
         "",
-        f"# A {model} tokenizer ({style} style) trained with differential privacy",
+        f"# A {model} tokenizer ({style}) trained with differential privacy",
         "",
         f"Built by dp-vocab {version} from user text with **user-level "
         f"(ε = {_fmt(eps)}, δ = {_fmt(delta)})-differential privacy**: {unit}. "
@@ -68,8 +68,8 @@ def model_card(record: dict, model: str, style: str, size: int, files: list[str]
         lines.append(f"| {s.get('name', '')} | `{s.get('mechanism', '')}` | "
                      f"{_fmt(s.get('epsilon'))} | {_fmt(s.get('delta'))} | {s.get('noise', '')} |")
     public = _public_inputs(record) + [
-        f"- `{p['source']}` (training prior of the tokenizer's trainer): {p['items']} words, "
-        f"SHA-256 `{p['sha256']}`" for p in (public or [])]
+        f"- `{p['source']}`: {p['items']} entries, SHA-256 `{p['sha256']}`"
+        for p in (public or [])]
     lines += ["", "## Inputs", "",
               "- Private: the corpus's text, split into items by "
               f"`{json.dumps(items, ensure_ascii=False, sort_keys=True)}`.",

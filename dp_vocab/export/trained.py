@@ -82,7 +82,8 @@ class PublicPrior:
         h = hashlib.sha256()
         for w, f in self.frequencies():
             h.update(f"{w}\t{f!r}\n".encode("utf-8", "surrogatepass"))
-        return {"source": self.source, "wordfreq_version": version("wordfreq"),
+        return {"source": f"{self.source} (wordfreq {version('wordfreq')}; the trainer's "
+                          f"prior)",
                 "items": self.words, "sha256": h.hexdigest()}
 
     def fill(self, units: Mapping[str, float], units_of) -> dict[str, float]:
@@ -98,11 +99,11 @@ class PublicPrior:
 
 
 def train_model(model: str, counts: Mapping[str, int], vocab_size: int, special_tokens: list[str],
-                alphabet: list[str], unk_token: str | None):
+                alphabet: list[str], unk_token: str | None, prefix: str | None = None):
     """A ``tokenizers`` model of ``model`` (``"bpe"``, ``"wordpiece"``, ``"unigram"``) trained
     on ``counts`` (unit → count) towards ``vocab_size`` tokens, special tokens included.
     ``alphabet``: characters every vocabulary holds whether or not a unit has them (for BPE the
-    256 byte-level characters)."""
+    256 byte-level characters). ``prefix``: WordPiece's continuing-subword prefix (``##``)."""
     from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
     if model == "bpe":
@@ -112,7 +113,8 @@ def train_model(model: str, counts: Mapping[str, int], vocab_size: int, special_
     elif model == "wordpiece":
         trainer = trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=special_tokens,
                                             initial_alphabet=alphabet,
-                                            continuing_subword_prefix="##", show_progress=False)
+                                            continuing_subword_prefix=prefix or "##",
+                                            show_progress=False)
         empty = models.WordPiece(unk_token=unk_token or "[UNK]")
     elif model == "unigram":
         trainer = trainers.UnigramTrainer(vocab_size=vocab_size, special_tokens=special_tokens,

@@ -1,0 +1,150 @@
+"""A tokenizer like an existing one: its normaliser, pre-tokenizer, post-processor, decoder,
+special tokens and model type kept, its model retrained on DP counts (``export.like``).
+
+The private counterpart of ``PreTrainedTokenizerFast.train_new_from_iterator``: the items were
+extracted with the same tokenizer's pipeline (``text/pipeline.py``), so the released items are
+its units. Post-processing of the release, the public tokenizer and public priors only.
+"""
+
+from __future__ import annotations
+
+import json
+import string
+from pathlib import Path
+
+from ..text.pipeline import load_tokenizer, tokenizer_file
+from .trained import train_model
+
+MODELS = {"BPE": "bpe", "WordPiece": "wordpiece", "Unigram": "unigram"}
+BYTE_PIECES = [f"<0x{b:02X}>" for b in range(256)]
+
+
+class LikeSource:
+    """The public tokenizer a private one is made like: loaded and checked before any data."""
+
+    def __init__(self, path):
+        from ..errors import ParameterError
+        self.path = str(path)
+        self.tokenizer = load_tokenizer(path, "export.like")
+        self.spec = json.loads(self.tokenizer.to_str())
+        kind = self.spec["model"].get("type")
+        if kind not in MODELS:
+            raise ParameterError("export.like", self.path, "a tokenizer with a BPE, WordPiece or "
+                                 f"Unigram model (found {kind})")
+        self.model = MODELS[kind]
+        self.special_tokens = [t["content"] for t in self.spec.get("added_tokens", [])
+                               if t.get("special")]
+        self.size = self.tokenizer.get_vocab_size()
+        config = tokenizer_file(path).parent / "tokenizer_config.json"
+        try:
+            self.config = json.loads(config.read_text(encoding="utf-8")) \
+                if Path(path).is_dir() and config.is_file() else {}
+        except (OSError, ValueError):
+            raise ParameterError("export.like", self.path, "a folder whose "
+                                 "tokenizer_config.json is valid JSON") from None
+
+    @property
+    def byte_level(self) -> bool:
+        return "ByteLevel" in json.dumps(self.spec.get("pre_tokenizer"))
+
+    @property
+    def unk(self) -> str | None:
+        m = self.spec["model"]
+        if self.model == "unigram":
+            return None if m.get("unk_id") is None else m["vocab"][m["unk_id"]][0]
+        return m.get("unk_token")
+
+    @property
+    def roles(self) -> dict:
+        """Special-token roles (``bos_token``...) as the source's tokenizer_config names them."""
+        out = {}
+        for k, v in self.config.items():
+            if k.endswith("_token") and isinstance(v, str):
+                out[k] = v
+            elif k.endswith("_token") and isinstance(v, dict) and isinstance(v.get("content"), str):
+                out[k] = v["content"]
+        return out
+
+    def units_of(self, text: str) -> list[str]:
+        t = self.tokenizer
+        if t.normalizer is not None:
+            text = t.normalizer.normalize_str(text)
+        return [u for u, _ in t.pre_tokenizer.pre_tokenize_str(text)] if t.pre_tokenizer \
+            else text.split()
+
+    def alphabet(self, units) -> list[str]:
+        from tokenizers import pre_tokenizers
+        if self.byte_level:
+            return pre_tokenizers.ByteLevel.alphabet()
+        public = "".join(self.units_of(string.ascii_letters + string.digits + string.punctuation))
+        return sorted({ch for u in units for ch in u} | set(public))
+
+    def retrained(self, units: dict[str, int], vocab_size: int):
+        """The source with its model trained on ``units`` towards ``vocab_size``."""
+        from tokenizers import Tokenizer
+        m = self.spec["model"]
+        fallback = self.model == "unigram" and m.get("byte_fallback")
+        size = vocab_size - (len(BYTE_PIECES) if fallback else 0)
+        trained = train_model(self.model, units, size, self.special_tokens,
+                              self.alphabet(units), self.unk,
+                              prefix=m.get("continuing_subword_prefix"))
+        spec = json.loads(json.dumps(self.spec))
+        model = spec["model"]
+        if self.model == "unigram":
+            vocab = [list(p) for p in trained["vocab"]]
+            if fallback:
+                have = {p for p, _ in vocab}
+                floor = min((s for _, s in vocab), default=0.0) - 10.0
+                vocab += [[b, floor] for b in BYTE_PIECES if b not in have]
+            model["vocab"] = vocab
+            model["unk_id"] = trained.get("unk_id")
+            ids = {p: i for i, (p, _) in enumerate(vocab)}
+        else:
+            model["vocab"] = trained["vocab"]
+            ids = dict(trained["vocab"])
+            if self.model == "bpe":
+                model["merges"] = trained["merges"]
+        # special tokens keep their role, at their new ids; other added tokens were the
+        # source's vocabulary, not this one's
+        spec["added_tokens"] = [{**t, "id": ids[t["content"]]}
+                                for t in spec.get("added_tokens", [])
+                                if t.get("special") and t["content"] in ids]
+        spec["post_processor"] = _with_ids(spec.get("post_processor"), ids)
+        return Tokenizer.from_str(json.dumps(spec))
+
+    def tokenizer_config(self, tok, model_max_length: int | None) -> dict:
+        added = {str(tok.token_to_id(t)): {"content": t, "lstrip": False, "rstrip": False,
+                                           "normalized": False, "single_word": False,
+                                           "special": True}
+                 for t in self.special_tokens if tok.token_to_id(t) is not None}
+        keep = {k: v for k, v in self.config.items()
+                if k in ("model_max_length", "padding_side", "truncation_side",
+                         "clean_up_tokenization_spaces", "model_input_names")}
+        if model_max_length is not None:
+            keep["model_max_length"] = model_max_length
+        return {"tokenizer_class": "PreTrainedTokenizerFast", **self.roles, **keep,
+                "added_tokens_decoder": added}
+
+    def describe(self) -> dict:
+        import hashlib
+        return {"source": self.path, "items": self.size,
+                "sha256": hashlib.sha256(tokenizer_file(self.path).read_bytes()).hexdigest()}
+
+
+def _with_ids(node, ids: dict):
+    """A post-processor's JSON with every special token's id looked up in the new vocabulary."""
+    if isinstance(node, list):
+        return [_with_ids(x, ids) for x in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: _with_ids(v, ids) for k, v in node.items()}
+    if "tokens" in out and "ids" in out:   # TemplateProcessing's special_tokens entries
+        out["ids"] = [ids[t] for t in out["tokens"]]
+    for k in ("sep", "cls"):               # BertProcessing, RobertaProcessing
+        v = out.get(k)
+        if isinstance(v, list) and len(v) == 2 and isinstance(v[0], str) and v[0] in ids:
+            out[k] = [v[0], ids[v[0]]]
+    return out
+
+
+__all__ = ["LikeSource"]
