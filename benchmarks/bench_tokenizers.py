@@ -3,6 +3,7 @@ trained without privacy.
 
     python benchmarks/bench_tokenizers.py [--corpus PATH] [--models bpe,wordpiece,unigram]
                                           [--epsilons 1,3] [--vocab-size 32000] [--holdout 0.2]
+                                          [--set items.lowercase=true ...]
 
 Users are split by a public hash of their id (``dp_vocab.heldout.is_held_out``): the shipped
 recipe (``recipes/private-MODEL.cfg``) runs on the training users at ``--budget.epsilon E`` and
@@ -45,6 +46,8 @@ def main() -> None:
     ap.add_argument("--vocab-size", type=int, default=32000)
     ap.add_argument("--holdout", type=float, default=0.2)
     ap.add_argument("--seed", type=int, default=None, help="seeded runs (experiments only)")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="a recipe override, e.g. items.lowercase=true (repeatable)")
     args = ap.parse_args()
 
     from tokenizers import Tokenizer
@@ -52,6 +55,8 @@ def main() -> None:
     from dp_vocab.heldout import nonprivate_tokenizer, tokenizer_scores
     from dp_vocab.corpora.bundled import PRESETS
 
+    from dp_vocab.recipes import parse_override_value
+    overrides = {k: parse_override_value(v) for k, v in (a.split("=", 1) for a in args.set)}
     t = time.perf_counter()
     train, held = load(args.corpus, args.holdout)
     texts = train["text"].to_list()
@@ -71,7 +76,7 @@ def main() -> None:
                                     overrides={"paths.corpus": str(train_path),
                                                "budget.epsilon": eps,
                                                "export.vocab_size": args.vocab_size,
-                                               "run.seed": args.seed})
+                                               "run.seed": args.seed, **overrides})
                 run_s = time.perf_counter() - t
                 private = Tokenizer.from_file(str(result.output / "hf" / "tokenizer.json"))
                 size = private.get_vocab_size()

@@ -106,6 +106,32 @@ class DiscreteGaussianCounts(CountRelease):
                      delta=self.delta, noise="zcdp", rho=self.rho)
 
 
+class NormalisedGaussianCounts(DiscreteGaussianCounts):
+    """(ε, δ)-DP relative frequencies: each user's clipped counts a over its k kept items are
+    scaled to L2 norm ``scale`` S and floored, ⌊S·a/‖a‖₂⌋, so every user's integer vector has L2
+    norm ≤ S whatever k; exact discrete Gaussian noise with σ = S/√(2ρ), ρ as for
+    ``DiscreteGaussianCounts``. A user holding few of the items weighs as much as one holding
+    many: the noise is that of one item per user, where clipping pays for √k·C. The values are
+    in units of S (weighted user counts), what tokenizer trainers need: relative frequencies."""
+
+    name = "normalised_gaussian_counts"
+
+    def __init__(self, epsilon: float, delta: float, max_items_per_user: int = 1000,
+                 max_count: int = 1, scale: int = 100):
+        self.scale = check_positive_int(scale, "counts.scale", maximum=2 ** 20)
+        super().__init__(epsilon, delta, max_items_per_user, max_count)
+        self.noise_scale = self.scale / math.sqrt(2.0 * self.rho)
+
+    def true_sums(self, data: UserData, items: list[str], key: bytes) -> np.ndarray:
+        return data.clipped_count_sums(items, key, self.bounding, self.max_count, self.scale)
+
+    def info(self) -> dict:
+        return {**super().info(),
+                "value": f"weighted users: each user's counts, clipped to {self.max_count} on at "
+                         f"most {self.max_items_per_user} of its items, scaled to L2 norm "
+                         f"{self.scale} and floored; plus noise, clamped at 0"}
+
+
 def check_counts_route(mechanism, counts) -> None:
     if counts is not None and mechanism.publishes_counts:
         raise ParameterError("counts", "a [counts] section together with "

@@ -15,7 +15,8 @@ from itertools import islice
 import numpy as np
 
 from .bounding import (Bounding, BoundedRows, ItemWeights, NamesOf, NgramLevels, Weighting, bound,
-                       fingerprints, string_ties, user_keys, user_weights)
+                       fingerprints, normalised_contributions, string_ties, user_keys,
+                       user_weights)
 from .compiled import lazy_module
 from .errors import CorpusError, ParameterError
 
@@ -246,12 +247,14 @@ class ItemSets:
         return held[ids]   # id −1 (not held here) reads the spare last cell: 0
 
     def clipped_count_sums(self, items, key: bytes, bounding: Bounding,
-                           max_count: int) -> np.ndarray:
+                           max_count: int, l2_scale: int | None = None) -> np.ndarray:
         ids = np.array([self.vocab.get(w, -1) for w in items], dtype=np.int64)
         keep = np.zeros(len(self.vocab) + 1, dtype=bool)   # + a spare last cell for id −1
         keep[ids] = True
         b = self.restrict_items(keep[:-1]).bounded_rows(key, bounding).bounded
         contrib = np.minimum(b.counts, max_count).astype(np.float64)
+        if l2_scale is not None:
+            contrib = normalised_contributions(contrib, b.indptr, l2_scale)
         # float sums of integers are exact (< 2⁵³); the spare cell (items not held here) is 0
         sums = np.bincount(b.items, weights=contrib, minlength=len(self.vocab) + 1)
         return np.rint(sums[ids]).astype(np.int64)

@@ -250,3 +250,10 @@ def discrete_gaussian_counts(epsilon: float, delta: float, max_items_per_user: i
     from .count_release import DiscreteGaussianCounts
     return DiscreteGaussianCounts(epsilon, delta, max_items_per_user=max_items_per_user,
                                   max_count=max_count)
+
+
+@registry.counts("dp_vocab.normalised_gaussian_counts.v1")
+def normalised_gaussian_counts(epsilon: float, delta: float, max_items_per_user: int = 1000,
+                               max_count: int = 1, scale: int = 100):
+    from .count_release import NormalisedGaussianCounts
+    return NormalisedGaussianCounts(epsilon, delta, max_items_per_user, max_count, scale)

@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 from tokenizers import Tokenizer, decoders, models
 
 from dp_vocab import ItemSets, make_mechanism
-from dp_vocab.count_release import DiscreteGaussianCounts, DiscreteLaplaceCounts
+from dp_vocab.count_release import (DiscreteGaussianCounts, DiscreteLaplaceCounts,
+                                     NormalisedGaussianCounts)
 from dp_vocab.errors import ParameterError
 from dp_vocab.export.hf import BYTE_PIECES, PUBLIC_ALPHABET, STYLES, HFTokenizerExporter
 from dp_vocab.export.spacy import SpacyExporter
@@ -415,11 +416,45 @@ def test_count_release_sensitivity(db, key, data):
     assert diff.sum() <= 2 * 3 and np.count_nonzero(diff) <= 2
 
 
+@settings(max_examples=120, deadline=None)
+@given(db=st.dictionaries(st.integers(0, 20),
+                          st.lists(st.sampled_from("abcdefghij"), max_size=40),
+                          min_size=1, max_size=8),
+       key=st.binary(min_size=32, max_size=32), scale=st.integers(1, 1000),
+       k=st.integers(1, 10), clip=st.integers(1, 5), data=st.data())
+def test_normalised_count_release_sensitivity(db, key, scale, k, clip, data):
+    """A removed user moves the sums by an integer vector of L2 norm <= scale, whatever k and C
+    (the other users' contributions are their own: unchanged)."""
+    d = ItemSets.from_user_items(db.items())
+    vocab = sorted({w for ws in db.values() for w in ws})
+    if not vocab:
+        return
+    c = NormalisedGaussianCounts(1.0, 1e-6, max_items_per_user=k, max_count=clip, scale=scale)
+    x = data.draw(st.sampled_from(sorted(db)))
+    diff = c.true_sums(d, vocab, key) - c.true_sums(d.without_users([x]), vocab, key)
+    assert diff.dtype == np.int64 and np.all(diff >= 0)
+    assert np.count_nonzero(diff) <= k
+    assert int((diff * diff).sum()) <= scale * scale
+
+
+@given(a=st.lists(st.integers(0, 10 ** 6), min_size=1, max_size=50), scale=st.integers(1, 10 ** 6))
+def test_normalised_contributions_never_exceed_the_norm(a, scale):
+    from dp_vocab.bounding import normalised_contributions
+    v = normalised_contributions(np.array(a), np.array([0, len(a)]), scale)
+    assert np.all(v == np.floor(v)) and np.all(v >= 0)
+    assert int((v.astype(np.int64) ** 2).sum()) <= scale * scale
+    if any(a):   # and stays close to it: each cell loses less than 1
+        exact = scale * np.array(a, dtype=float) / np.sqrt(np.sum(np.square(a, dtype=float)))
+        assert np.all(exact - v < 1 + 1e-9)
+
+
 def test_count_release_calibration():
     lap = DiscreteLaplaceCounts(2.0, max_items_per_user=10, max_count=4)
     assert lap.noise_scale == pytest.approx(20.0) and lap.stage().delta == 0
     g = DiscreteGaussianCounts(1.0, 1e-6, max_items_per_user=16, max_count=2)
     assert g.rho == pytest.approx((16 ** 0.5 * 2) ** 2 / (2 * g.noise_scale ** 2))
+    n = NormalisedGaussianCounts(1.0, 1e-6, max_items_per_user=16, max_count=2, scale=50)
+    assert n.rho == g.rho and n.rho == pytest.approx(50 ** 2 / (2 * n.noise_scale ** 2))
     d = ItemSets.from_user_items([(i, ["a", "b"]) for i in range(50)])
     got = lap.release_counts(d, ["a", "b"], RandomSource(1))
     assert set(got) == {"a", "b"} and all(v >= 0 for v in got.values())

@@ -82,6 +82,13 @@ CASES = {
                                "counts": {"@counts": "dp_vocab.discrete_laplace_counts.v1",
                                           "epsilon": 12.0, "max_items_per_user": 3,
                                           "max_count": 1}},
+    # relative-frequency counts and a trained WordPiece with its model card
+    "counts_normalised": lambda t: {
+        "mechanism": mech("policy_gaussian"),
+        "counts": {"@counts": "dp_vocab.normalised_gaussian_counts.v1", "epsilon": 12.0,
+                   "delta": 1e-6, "max_items_per_user": 3, "scale": 10},
+        "export": {"@exporters": "dp_vocab.hf_tokenizer.v1", "model": "wordpiece",
+                   "vocab_size": 300}},
     "dpne": lambda t: {"mechanism": mech("dpne", epsilon=3.0, max_n=2, eta=0.2)},
     "dpne_policy": lambda t: {"mechanism": mech("dpne", epsilon=3.0, max_n=2, eta=0.2,
                                                 policy="l2_descent")},
@@ -108,7 +115,8 @@ CASES = {
 # X also holds a common item, so the released items' exact weights differ between D and D'
 # (a record that leaked them would differ); with published counts the counts themselves differ,
 # so there X holds only its own items (else no release would be seen under both)
-X_SHARES = {"count_laplace_noisy": False, "counts_stage": False, "exports": False,
+X_SHARES = {"count_laplace_noisy": False, "counts_stage": False, "counts_normalised": False,
+            "exports": False,
             "export_bpe": False}
 
 

@@ -347,8 +347,8 @@ def _holder_counts(its: ItemSets, items: list) -> _Whole:
 
 
 def _clipped_count_sums(its: ItemSets, items: _Whole, key: bytes, bounding: Bounding,
-                        max_count: int) -> _Whole:
-    return _Whole(its.clipped_count_sums(items.value, key, bounding, max_count))
+                        max_count: int, l2_scale: int | None) -> _Whole:
+    return _Whole(its.clipped_count_sums(items.value, key, bounding, max_count, l2_scale))
 
 
 class DaskUserItems:
@@ -389,12 +389,13 @@ class DaskUserItems:
         return np.sum(parts, axis=0) if parts else np.zeros(len(items))
 
     def clipped_count_sums(self, items, key: bytes, bounding: Bounding,
-                           max_count: int) -> np.ndarray:
+                           max_count: int, l2_scale: int | None = None) -> np.ndarray:
         """Each partition's sums (its users are whole in it, so the sums add); the items are
         public (a released vocabulary) and sent as one pickle."""
         items = list(items)
         total = np.zeros(len(items), dtype=np.int64)
-        for sums in self._map(_clipped_count_sums, _Whole(items), key, bounding, max_count):
+        for sums in self._map(_clipped_count_sums, _Whole(items), key, bounding, max_count,
+                              l2_scale):
             total += sums
         return total
 

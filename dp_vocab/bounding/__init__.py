@@ -267,6 +267,17 @@ class NgramLevels(Protocol):
         ...
 
 
+def normalised_contributions(counts: np.ndarray, indptr: np.ndarray, scale: int) -> np.ndarray:
+    """⌊S·a/‖a‖₂⌋ per row of the CSR ``indptr`` (a = ``counts``, non-negative): integers whose
+    row has L2 norm ≤ S. The quotient is shrunk by 2⁻⁴⁰ before the floor so that its
+    floating-point rounding (relative error < 2⁻⁵⁰) can never lift a cell to the next integer."""
+    a = np.asarray(counts, dtype=np.float64)
+    rows = np.repeat(np.arange(indptr.size - 1), np.diff(indptr))
+    norms = np.sqrt(np.bincount(rows, weights=a * a, minlength=indptr.size - 1))
+    safe = np.where(norms > 0, norms, 1.0)
+    return np.floor(scale * a / safe[rows] * (1.0 - 2.0 ** -40))
+
+
 class UserData(Protocol):
     """What mechanisms need from user data, wherever it lives (memory, a Dask cluster).
 
@@ -289,10 +300,12 @@ class UserData(Protocol):
         ...
 
     def clipped_count_sums(self, items: Sequence[str], key: bytes, bounding: Bounding,
-                           max_count: int) -> np.ndarray:
+                           max_count: int, l2_scale: int | None = None) -> np.ndarray:
         """Per-item sums (int64, aligned with ``items``) of each user's own count clipped to
         ``max_count``, over the user's items among ``items`` bounded by ``bounding``: the
-        separate count release over a released vocabulary (0 for an item nobody holds)."""
+        separate count release over a released vocabulary (0 for an item nobody holds). With
+        ``l2_scale`` S, each user's clipped counts a are replaced by ⌊S·a/‖a‖₂⌋ (integers,
+        L2 norm ≤ S; ``normalised_contributions``)."""
         ...
 
     def ngram_levels(self, bounding: Bounding) -> NgramLevels:
@@ -300,7 +313,7 @@ class UserData(Protocol):
         ...
 
 
-__all__ = ["Bounded", "BoundedRows", "Bounding", "Input", "ItemWeights", "Listed", "NamesOf",
+__all__ = ["Bounded", "normalised_contributions", "BoundedRows", "Bounding", "Input", "ItemWeights", "Listed", "NamesOf",
            "MAX_ITEMS_PER_USER",
            "MISSING_RANK", "NgramLevels",
            "Priority", "UserData", "Weighting", "bound", "canonical_order", "check_key",

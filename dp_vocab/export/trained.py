@@ -36,12 +36,13 @@ def _batches(counts: Mapping[str, int], batch_chars: int = 1 << 20) -> Iterator[
 
 
 def training_counts(counts: Mapping[str, float], max_words: int) -> dict[str, int]:
-    """Integer counts, scaled down so that they add up to about ``max_words`` (the trainers'
-    time grows with the words they read); a unit keeps a count ≥ 1. Units holding white space
-    are left out: no pre-tokenizer makes them."""
+    """Integer counts scaled to add up to about ``max_words``: down, as the trainers' time grows
+    with the words they read; up, as DP counts in other units (weighted users) would lose their
+    differences to rounding. A unit keeps a count ≥ 1. Units holding white space are left
+    out: no pre-tokenizer makes them."""
     positive = {u: float(c) for u, c in counts.items() if c > 0 and u and not _SPACE.search(u)}
     total = sum(positive.values())
-    scale = min(1.0, max_words / total) if total else 1.0
+    scale = max_words / total if total else 1.0
     return {u: max(1, round(c * scale)) for u, c in positive.items()}
 
 
