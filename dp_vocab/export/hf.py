@@ -124,9 +124,9 @@ def _alphabet(words, items: dict) -> list[str]:
 BYTE_PIECES = [f"<0x{b:02X}>" for b in range(256)]
 
 
-def _check_int(name: str, value, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ParameterError(name, value, f"an integer >= {minimum}")
+def _check_int(name: str, value, minimum: int, maximum: int = 2 ** 31 - 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
+        raise ParameterError(name, value, f"an integer from {minimum} to {maximum:,}")
     return value
 
 
@@ -150,9 +150,9 @@ class HFTokenizerExporter:
                  special_tokens: list[str] | None = None, vocab_size: int | None = None,
                  classic_files: bool = False, model_max_length: int | None = None,
                  max_training_words: int = 2_000_000):
-        if model is not None and model not in MODELS:
+        if model is not None and (not isinstance(model, str) or model not in MODELS):
             raise ParameterError("export.model", model, "one of " + ", ".join(MODELS))
-        if style is not None and style not in STYLES:
+        if style is not None and (not isinstance(style, str) or style not in STYLES):
             raise ParameterError("export.style", style, "one of " + ", ".join(STYLES))
         if model is None:
             model = STYLES[style].models[0] if style else "wordpiece"

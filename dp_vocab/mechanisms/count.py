@@ -16,6 +16,7 @@ from ..bounding import Weighting
 from ..privacy import calibrate
 from ..privacy.accounting import Stage
 from ..privacy.noise import discrete_laplace
+from ..privacy.params import check_bool
 from .base import Mechanism
 from .claim import Noise, Norm, Sensitivity
 
@@ -45,7 +46,7 @@ class CountLaplace(Mechanism):
 
     def _validate(self) -> None:
         super()._validate()
-        self._set("noisy_counts", bool(self.noisy_counts))
+        self._set("noisy_counts", check_bool(self.noisy_counts, "noisy_counts"))
 
     def _calibrate(self):
         if self.noisy_counts:

@@ -15,7 +15,8 @@ from ..bounding import check_key
 from ..errors import ParameterError
 from ..privacy.accounting import Stage, zcdp_rho_for
 from ..privacy.noise import RandomSource, gumbel
-from ..privacy.params import check_positive_int
+from ..privacy.params import (DELTA_MIN, EPSILON_RANGE, check_choice, check_positive_int,
+                              check_real)
 from ..release import Release
 from .base import Mechanism
 from .claim import Noise, Sensitivity
@@ -66,14 +67,18 @@ class TopK(Mechanism):
     def _validate(self) -> None:
         super()._validate()
         self._set("k", check_positive_int(self.k, "k", maximum=10_000_000))
-        if self.candidates not in CANDIDATES:
-            raise ParameterError("candidates", self.candidates,
-                                 "one of " + ", ".join(map(repr, CANDIDATES)))
-        if not (isinstance(self.candidate_budget, (int, float)) and
-                0 < self.candidate_budget < 1):
+        self._set("candidates", check_choice(self.candidates, "candidates", tuple(CANDIDATES)))
+        f = check_real(self.candidate_budget, "candidate_budget", 0.0, 1.0, low_open=True,
+                       high_open=True,
+                       allowed="the fraction of ε for the candidate set, in (0, 1)")
+        if min(f, 1.0 - f) * self.epsilon < EPSILON_RANGE[0]:   # each stage's ε must be an ε
             raise ParameterError("candidate_budget", self.candidate_budget,
-                                 "the fraction of ε for the candidate set, in (0, 1)")
-        self._set("candidate_budget", float(self.candidate_budget))
+                                 f"a fraction that leaves both stages an ε of at least "
+                                 f"{EPSILON_RANGE[0]:g}")
+        self._set("candidate_budget", f)
+        if self.delta / 2 < DELTA_MIN:   # the candidate stage gets δ/2
+            raise ParameterError("delta", self.delta, f"a real number from {2 * DELTA_MIN:g} "
+                                 f"to 0.5 (half of it goes to the candidate stage)")
 
     def _calibrate(self):
         stage_a = CANDIDATES[self.candidates](epsilon=self.epsilon * self.candidate_budget,

@@ -12,7 +12,7 @@ import numpy as np
 from scipy.special import log_ndtr, ndtri
 
 from ..errors import ParameterError
-from .params import check_delta, check_epsilon, check_positive_int
+from .params import check_positive_int, check_real
 
 
 def delta_k(delta: float, k: int | np.ndarray) -> float | np.ndarray:
@@ -45,10 +45,9 @@ def agm_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
     Relative bisection on log σ that returns the upper bracket, so the target always holds
     (the Balle-Wang reference code stops on an absolute tolerance and can overshoot δ; mechanisms/README.md §4).
     """
-    epsilon = check_epsilon(epsilon)
-    delta = check_delta(delta, upper=1.0 - 1e-12)
-    if not sensitivity > 0:
-        raise ValueError(f"sensitivity: expected > 0, got {sensitivity!r}")
+    epsilon = check_real(epsilon, "epsilon", 0.0, 1e3, low_open=True)
+    delta = check_real(delta, "delta", 0.0, 1.0 - 1e-12, low_open=True)
+    sensitivity = check_real(sensitivity, "sensitivity", 0.0, 1e12, low_open=True)
     target = math.log(delta)
     hi = float(sensitivity)
     while _log_agm_delta(hi, epsilon, sensitivity) > target:
