@@ -129,6 +129,8 @@ class DPNE(Mechanism):
             sigmas = [sigma_star * math.sqrt(math.fsum(b ** (2 * (n - i))
                                                        for i in range(1, T + 1)))
                       for n in range(1, T + 1)]
+        # each σ_n rounded up (calibrate.MARGIN): Σ 1/σ_n² ≤ 1/σ*² exactly
+        sigmas = [calibrate.round_up(s) for s in sigmas]
         self._set("sigma_star", sigma_star)
         self._set("level_sigmas", tuple(sigmas))
         self._set("noise_scale", sigmas[0])

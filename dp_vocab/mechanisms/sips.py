@@ -59,8 +59,9 @@ class DPSIPS(Mechanism):
         fractions = [x / sum(raw) for x in raw]
         sigma = calibrate.agm_sigma(self.epsilon, self.delta / 2)
         calibrate.check_remove_direction(sigma, self.epsilon, self.delta / 2, self.delta / 2)
-        sigmas = [sigma / math.sqrt(f) for f in fractions]
-        deltas = [f * self.delta / 2 for f in fractions]
+        # σ_r up and δ_r down (calibrate.MARGIN): Σ 1/σ_r² ≤ 1/σ², Σ δ_r ≤ δ/2 exactly
+        sigmas = [calibrate.round_up(sigma / math.sqrt(f)) for f in fractions]
+        deltas = [calibrate.round_down(f * self.delta / 2) for f in fractions]
         taus = [calibrate.gaussian_threshold(s, d, self.max_items_per_user)
                 for s, d in zip(sigmas, deltas)]
         self._set("sigma", sigma)

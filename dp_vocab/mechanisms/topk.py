@@ -13,6 +13,7 @@ import numpy as np
 
 from ..bounding import check_key
 from ..errors import ParameterError
+from ..privacy import calibrate
 from ..privacy.accounting import Stage, zcdp_rho_for
 from ..privacy.noise import RandomSource, gumbel
 from ..privacy.params import (DELTA_MIN, EPSILON_RANGE, check_choice, check_positive_int,
@@ -88,11 +89,12 @@ class TopK(Mechanism):
         pure = eps_b / self.k
         zcdp = math.sqrt(8 * zcdp_rho_for(eps_b, delta_b) / self.k)
         self._set("stage_a", stage_a)
-        self._set("pick_epsilon", max(pure, zcdp))
+        # ε₁ rounded down and the Gumbel scale 1/ε₁ up (calibrate.MARGIN)
+        self._set("pick_epsilon", calibrate.round_down(max(pure, zcdp)))
         self._set("pick_route", "pure" if pure >= zcdp else "zcdp")
         self._set("threshold", stage_a.threshold)
         self._set("noise_scale", stage_a.noise_scale)
-        self._set("gumbel_scale", 1.0 / self.pick_epsilon)
+        self._set("gumbel_scale", calibrate.round_up(1.0 / self.pick_epsilon))
 
     @property
     def noise_multiplier(self):
