@@ -210,3 +210,19 @@ def test_every_hostile_value_of_every_exporter_parameter(name, parameter):
     make = registry.exporters.get(name)
     for value in HOSTILE_VALUES:
         refused_or(lambda: make(**{parameter: value}), lambda e: None, parameter)
+
+
+def test_recipe_runs_refuse_the_issue_cases_before_reading_data(tmp_path):
+    """The same values through a recipe (confection's validation first, then ours): refused by
+    plan_run, which reads no data, naming the recipe field."""
+    from pathlib import Path
+
+    from dp_vocab.recipes import plan_run
+    recipe = Path(__file__).resolve().parents[1] / "recipes" / "reply-ngrams.cfg"
+    for value in (math.inf, 5e-324, True, 1e200, 1e-200, [5e-324, 1.0, 1.0, 1.0, 1.0],
+                  10 ** 400, "inf"):
+        with pytest.raises(ParameterError, match=r"^mechanism\.budget_split: expected"):
+            plan_run(recipe, tmp_path / "o", overrides={"mechanism.budget_split": value})
+    plan = plan_run(recipe, tmp_path / "o", overrides={"mechanism.budget_split": [1e308] * 5})
+    assert non_finite(list(plan.mechanism.level_sigmas)) is None
+    assert non_finite(list(plan.ledger.total()[:2])) is None and not (tmp_path / "o").exists()
