@@ -43,6 +43,9 @@ def delta_k(delta: float, k: int | np.ndarray) -> float | np.ndarray:
     return -np.expm1(np.log1p(-delta) / k)
 
 
+_EVAL_SLACK = 2.0 ** -48   # of the magnitudes behind log δ(σ): see _log_agm_delta
+
+
 def _log_agm_delta(sigma: float, epsilon: float, sensitivity: float,
                    upper: bool = False) -> float:
     """log δ(σ) for the Gaussian mechanism (Balle & Wang 2018, Thm 8), in log space.
@@ -62,9 +65,6 @@ def _log_agm_delta(sigma: float, epsilon: float, sensitivity: float,
     if inner >= 0:  # δ(σ) underflows to ≤ 0: the target certainly holds
         return -math.inf
     return la + math.log(-math.expm1(inner))
-
-
-_EVAL_SLACK = 2.0 ** -48
 
 
 def agm_delta(sigma: float, epsilon: float, sensitivity: float = 1.0) -> float:
