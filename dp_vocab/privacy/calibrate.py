@@ -8,7 +8,7 @@ and every δ share down, by at least ``MARGIN`` relative (``round_up`` / ``round
 floating-point operations stand behind each value, each off by at most half an ulp, and a release
 probability computed from them is off by a few ulps more; 2^-45 is 256 ulps, so the rounded value
 errs on the safe side whatever those errors are, and moves a result by far less than any release
-could show. tests/test_rounding.py checks the outcome in 60-digit arithmetic.
+could show. tests/test_rounding.py checks the outcome in 80-digit arithmetic.
 """
 
 from __future__ import annotations
