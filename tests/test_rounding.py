@@ -22,7 +22,7 @@ from dp_vocab import make_mechanism
 from dp_vocab.privacy.noise import discrete_laplace_q, gaussian_release_probability
 
 mp.mp.dps = 80
-EPSILONS = [0.05, 0.5, 1.0, 3.0, 8.0, 100.0]
+EPSILONS = [1e-4, 0.05, 0.5, 1.0, 3.0, 8.0, 100.0]
 DELTAS = [0.3, 1e-3, 1e-5, 1e-8, 1e-30, 1e-100]
 MAX_ITEMS = [1, 3, 100, 1000]
 OUTSIDE = [1, 10]                    # K, max_outside_items
