@@ -15,6 +15,7 @@ import numpy as np
 from .errors import ParameterError
 from .bounding import MAX_ITEMS_PER_USER, Bounding, Priority, UserData
 from .privacy.accounting import Stage, zcdp_rho_for
+from .privacy.calibrate import round_up
 from .privacy.noise import RandomSource, discrete_gaussian, discrete_laplace
 from .privacy.params import check_delta, check_epsilon, check_positive_int
 
@@ -71,7 +72,7 @@ class DiscreteLaplaceCounts(CountRelease):
 
     def __init__(self, epsilon: float, max_items_per_user: int = 100, max_count: int = 5):
         super().__init__(epsilon, max_items_per_user, max_count)
-        self.noise_scale = self.max_items_per_user * self.max_count / self.epsilon
+        self.noise_scale = round_up(self.max_items_per_user * self.max_count / self.epsilon)
 
     def _noise(self, n, random):
         return discrete_laplace(self.noise_scale, n, random)
@@ -96,7 +97,7 @@ class DiscreteGaussianCounts(CountRelease):
         self.delta = check_delta(delta, "counts.delta")
         self.rho = zcdp_rho_for(self.epsilon, self.delta)
         l2 = math.sqrt(self.max_items_per_user) * self.max_count
-        self.noise_scale = l2 / math.sqrt(2.0 * self.rho)
+        self.noise_scale = round_up(l2 / math.sqrt(2.0 * self.rho))
 
     def _noise(self, n, random):
         return discrete_gaussian(self.noise_scale, n, random)

@@ -41,10 +41,23 @@ class ParameterError(DPVocabError, ValueError):
                 fix = (f"Write the number without quotes ({name.rsplit('.', 1)[-1]} = "
                        f"{value.strip()} in a recipe; a number, not a str, from Python).")
         else:
-            msg = f"{name}: expected {allowed}, got {value!r}."
+            msg = f"{name}: expected {allowed}, got {_shown(value)}."
         if fix:
             msg += f" {fix}"
         super().__init__(msg)
+
+
+def _shown(value: object, limit: int = 120) -> str:
+    """``repr(value)``, cut to ``limit`` characters (a parameter may be a giant list)."""
+    try:
+        text = repr(value)
+    except ValueError:   # an int beyond Python's digit limit for str()
+        return f"an integer of {value.bit_length():,} bits" if isinstance(value, int) \
+            else f"a {type(value).__name__}"
+    if len(text) <= limit:
+        return text
+    size = f" of {len(value):,} items" if hasattr(value, "__len__") else ""
+    return f"{text[:limit]}… (a {type(value).__name__}{size})"
 
 
 class BudgetExceededError(DPVocabError):

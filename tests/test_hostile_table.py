@@ -469,7 +469,7 @@ CASES = [
     Case("evaluate-unknown-mechanism", lambda d: _evaluate(d, "--mechanisms", "nope"),
          message=r"mechanism: expected one of"),
     Case("evaluate-negative-epsilon", lambda d: _evaluate(d, "--epsilon", "-1"),
-         message=r"epsilon: expected a finite real number > 0"),
+         message=r"epsilon: expected a real number from 1e-06 to 100"),
     Case("evaluate-repeats-0", lambda d: _evaluate(d, "--repeats", "0"),
          message=r"repeats: expected an integer >= 1"),
     Case("evaluate-max-items-x", lambda d: _evaluate(d, "--max-items-per-user", "x"),

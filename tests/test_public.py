@@ -622,3 +622,23 @@ def test_outside_cap_bounds_the_release_of_a_users_many_unlisted_items():
                        public_items=[f"p{i}" for i in range(5)], max_outside_items=3)
     for key in (b"a" * 32, b"b" * 32):
         assert set(m.histogram(its, key)) == {"x27", "x28", "x29"} | {f"p{i}" for i in range(5)}
+
+
+def test_dpne_public_drops_list_items_holding_the_joiner_from_python_too():
+    """dpne_public from Python, without ``for_extractor``: a list item holding the joiner
+    ('new york') is not in level 1's domain, so the string is never released at two levels.
+    Here every item of P is released whatever its weight (plain BH at q = 0.5, two items,
+    eight releases outside P), and 'new york' is a bigram every user holds."""
+    from dp_vocab.extraction import extract_sequences
+    docs = [(u, "new york a b c d e f") for u in range(200)]
+    for joiner, listed in ((" ", "new york"), ("_", "new_york")):
+        ex = item_extractor(regex_tokenizer(), joiner=joiner)
+        c = extract_sequences(docs, ex)
+        m = make_mechanism("dpne_public", epsilon=8.0, delta=1e-5, max_n=2,
+                           public_items=[listed, "zzz"], public_fdr=0.5,
+                           public_adaptive=False)
+        release = m.release(c, random=RandomSource(seed=7))
+        assert release.items.count(joiner.join(["new", "york"])) == 1
+        assert "zzz" in release.items            # the rest of P is released as designed
+        assert release.privacy["public_domain"]["items"] == 1
+        assert listed not in m.for_extractor(ex).domain.items

@@ -21,6 +21,7 @@ import functools
 import gzip
 import json
 import lzma
+import os
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,7 +29,7 @@ from pathlib import Path
 from ..errors import CorpusError, ParameterError
 from .bundled import bundled_file
 from .compression import _DECOMPRESS_ERRORS, _decompress_reason, corrupt_stream
-from ..privacy.params import check_choice, check_positive_int
+from ..privacy.params import check_choice, check_name, check_positive_int
 
 ON_ERROR = ("raise", "skip")
 _KEEP_REASONS = 5
@@ -110,6 +111,9 @@ class _Reader:
     max_line_bytes: int
 
     def __init__(self, path, on_error: str, kind: str = "file"):
+        if kind != "memory" and (not isinstance(path, (str, os.PathLike))
+                                 or "\0" in os.fspath(path) or not os.fspath(path)):
+            raise ParameterError("path", path, "a path to the corpus (a non-empty string)")
         if kind == "file":
             self.files = _expand(path)
             self.path = Path(path)
@@ -266,8 +270,10 @@ class JsonlReader(_Reader):
         super().__init__(path, on_error)
         for f in self.files:
             _check_not_other_format(f, "jsonl")
-        self.user_field, self.text_field = user_field, text_field
-        self.max_line_bytes = check_positive_int(max_line_bytes, "max_line_bytes")
+        self.user_field = check_name(user_field, "user_field")
+        self.text_field = check_name(text_field, "text_field")
+        self.max_line_bytes = check_positive_int(max_line_bytes, "max_line_bytes",
+                                                 maximum=2 ** 30)
 
     def __iter__(self) -> Iterator[tuple[object, str]]:
         for path, stream in self._open():
@@ -404,8 +410,11 @@ class CsvReader(_Reader):
         if not isinstance(delimiter, str) or len(delimiter) != 1 or delimiter in "\"\r\n":
             raise ParameterError("delimiter", delimiter, "one character other than a quote or "
                                  "a line break, e.g. \",\" or \"\\t\"")
-        self.user_field, self.text_field, self.delimiter = user_field, text_field, delimiter
-        self.max_line_bytes = check_positive_int(max_line_bytes, "max_line_bytes")
+        self.user_field = check_name(user_field, "user_field")
+        self.text_field = check_name(text_field, "text_field")
+        self.delimiter = delimiter
+        self.max_line_bytes = check_positive_int(max_line_bytes, "max_line_bytes",
+                                                 maximum=2 ** 30)
 
     def __iter__(self) -> Iterator[tuple[object, str]]:
         for path, stream in self._open():
@@ -495,7 +504,8 @@ class TextDirReader(_Reader):
                                  "e.g. \"*.txt\" or \"**/*.md\"", "Put the folder in path.")
         self.pattern = pattern
         self.user_per = check_choice(user_per, "user_per", ("file", "folder"))
-        self.max_file_bytes = check_positive_int(max_file_bytes, "max_file_bytes")
+        self.max_file_bytes = check_positive_int(max_file_bytes, "max_file_bytes",
+                                                 maximum=2 ** 40)
         self._done = self._total = 0
 
     def _files(self) -> list[Path]:

@@ -18,7 +18,7 @@ from typing import Any
 from pathlib import Path
 
 from ..errors import CorpusError, ParameterError
-from ..privacy.params import check_positive_int
+from ..privacy.params import check_name, check_positive_int
 from .compression import corrupt_stream
 from .readers import _DECOMPRESS_ERRORS, _open_binary, _Reader
 
@@ -33,8 +33,9 @@ class _TableReader(_Reader):
                  on_error: str = "raise", batch_rows: int = BATCH_ROWS, kind: str = "file"):
         super().__init__(path, on_error, kind)
         self._unit = "row"
-        self.user_field, self.text_field = user_field, text_field
-        self.batch_rows = check_positive_int(batch_rows, "batch_rows")
+        self.user_field = check_name(user_field, "user_field")
+        self.text_field = check_name(text_field, "text_field")
+        self.batch_rows = check_positive_int(batch_rows, "batch_rows", maximum=2 ** 24)
 
     def _batches(self, path: Path) -> Iterator:
         raise NotImplementedError

@@ -128,9 +128,9 @@ def _alphabet(words, items: dict) -> list[str]:
 BYTE_PIECES = [f"<0x{b:02X}>" for b in range(256)]
 
 
-def _check_int(name: str, value, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ParameterError(name, value, f"an integer >= {minimum}")
+def _check_int(name: str, value, minimum: int, maximum: int = 2 ** 31 - 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
+        raise ParameterError(name, value, f"an integer from {minimum} to {maximum:,}")
     return value
 
 
@@ -165,9 +165,9 @@ class HFTokenizerExporter:
             self.like = LikeSource(like)
             model = self.like.model
             vocab_size = self.like.size if vocab_size is None else vocab_size
-        if model is not None and model not in MODELS:
+        if model is not None and (not isinstance(model, str) or model not in MODELS):
             raise ParameterError("export.model", model, "one of " + ", ".join(MODELS))
-        if style is not None and style not in STYLES:
+        if style is not None and (not isinstance(style, str) or style not in STYLES):
             raise ParameterError("export.style", style, "one of " + ", ".join(STYLES))
         if model is None:
             model = STYLES[style].models[0] if style else "wordpiece"

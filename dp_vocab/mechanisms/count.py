@@ -15,7 +15,8 @@ import numpy as np
 from ..bounding import Weighting
 from ..privacy import calibrate
 from ..privacy.accounting import Stage
-from ..privacy.noise import discrete_laplace
+from ..privacy.noise import discrete_laplace, discrete_laplace_q
+from ..privacy.params import check_bool
 from .base import Mechanism
 from .claim import Noise, Norm, Sensitivity
 
@@ -45,14 +46,18 @@ class CountLaplace(Mechanism):
 
     def _validate(self) -> None:
         super()._validate()
-        self._set("noisy_counts", bool(self.noisy_counts))
+        self._set("noisy_counts", check_bool(self.noisy_counts, "noisy_counts"))
 
     def _calibrate(self):
         if self.noisy_counts:
-            b = self.max_items_per_user / self.epsilon
-            q = math.exp(-1.0 / b)
-            d = float(calibrate.delta_k(self.delta, self.max_items_per_user))
+            # b rounded up, δ_Δ0 down; q is the q the sampler draws with (noise.discrete_laplace)
+            b = calibrate.round_up(self.max_items_per_user / self.epsilon)
+            q = discrete_laplace_q(b)
+            d = calibrate.round_down(float(calibrate.delta_k(self.delta,
+                                                             self.max_items_per_user)))
             rho = max(1, math.ceil(math.log(d * (1 + q)) / math.log(q)))
+            while rho * math.log(q) - math.log1p(q) > math.log(d):   # ceil's rounding, if off
+                rho += 1
         else:
             b, rho = calibrate.count_laplace(self.epsilon, self.delta, self.max_items_per_user)
         self._set("noise_scale", b)
@@ -80,7 +85,7 @@ class CountLaplace(Mechanism):
     def release_probability(self, weights):
         if not self.noisy_counts:
             return super().release_probability(weights)
-        q = math.exp(-1.0 / self.noise_scale)
+        q = discrete_laplace_q(self.noise_scale)
         m = self.threshold - np.asarray(weights, dtype=np.float64) + 1  # need Z ≥ m
         return np.where(m >= 1, q ** np.maximum(m, 1) / (1 + q),
                         1 - q ** np.maximum(1 - m, 1) / (1 + q))

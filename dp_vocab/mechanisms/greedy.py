@@ -24,7 +24,7 @@ from pathlib import Path
 
 from ..errors import CorpusError, ParameterError
 from ..privacy import calibrate
-from ..privacy.params import check_nonnegative
+from ..privacy.params import check_nonnegative, check_real
 from ..bounding import Bounded, Bounding, Priority
 from ..compiled import lazy_module
 from .base import Mechanism
@@ -142,10 +142,11 @@ def _rank_table(freqs: Mapping[str, float]) -> dict[str, int]:
 
 def _load_public(source) -> tuple[Mapping[str, float], str]:
     if isinstance(source, Mapping):
+        expected = "a mapping of str to finite numbers"
         for w, f in source.items():
-            if not isinstance(w, str) or not isinstance(f, (int, float)) or not math.isfinite(f):
-                raise ParameterError("public_frequencies", f"{w!r}: {f!r}",
-                                     "a mapping of str to finite numbers")
+            if not isinstance(w, str):
+                raise ParameterError("public_frequencies", f"{w!r}: {f!r}", expected)
+            check_real(f, "public_frequencies", -math.inf, math.inf, allowed=expected)
         return source, f"mapping of {len(source)} public items"
     if isinstance(source, str) and source.startswith(WORDFREQ_PREFIX):
         return wordfreq_frequencies(source[len(WORDFREQ_PREFIX):], "public_frequencies"), source

@@ -28,7 +28,7 @@ from ..errors import ParameterError
 from ..itemsets import item_hashes
 from ..privacy import calibrate
 from ..privacy.noise import RandomSource, bernoulli, binomial, gaussian_release_probability
-from ..privacy.params import check_choice, check_nonnegative, check_positive_int
+from ..privacy.params import check_choice, check_nonnegative, check_positive_int, check_real
 from ..release import Release
 from ..sequences import CandidateJoin, Gram
 from ..compiled import lazy_module
@@ -81,27 +81,38 @@ class DPNE(Mechanism):
     def _validate(self) -> None:
         super()._validate()
         self._set("max_n", check_positive_int(self.max_n, "max_n", maximum=64))
-        if not (isinstance(self.eta, (int, float)) and 0 < self.eta < 1):
-            raise ParameterError("eta", self.eta,
-                                 "a number in (0, 1): the tolerated spurious fraction")
-        self._set("eta", float(self.eta))
+        self._set("eta", check_real(self.eta, "eta", 0.0, 1.0, low_open=True, high_open=True,
+                                    allowed="a number in (0, 1): the tolerated spurious "
+                                            "fraction"))
         self._set("policy", check_choice(self.policy, "policy", ("weighted", "l2_descent")))
         self._set("alpha", check_nonnegative(self.alpha, "alpha"))
         if self.max_ngrams_per_user is not None:
             self._set("max_ngrams_per_user", check_positive_int(
                 self.max_ngrams_per_user, "max_ngrams_per_user",
                 maximum=MAX_ITEMS_PER_USER))
-        split = self.budget_split
+        self._set("budget_split", self._check_split(self.budget_split))
+
+    def _check_split(self, split):
+        """'uniform', a geometric base or max_n shares; bounded so that every σ_n is finite
+        (b^(2(T−1)) and the shares' spread stay within a double's range)."""
         if isinstance(split, (list, tuple)):
-            if len(split) != self.max_n or not all(
-                    isinstance(w, (int, float)) and not isinstance(w, bool) and 0 < w < math.inf
-                    for w in split):
-                raise ParameterError("budget_split", split, f"a list of {self.max_n} positive "
-                                     "numbers (one share per level, n = 1..max_n)")
-            self._set("budget_split", [float(w) for w in split])
-        elif split != "uniform" and not (isinstance(split, (int, float)) and split > 0):
-            raise ParameterError("budget_split", split, "'uniform', a geometric base b > 0 "
-                                 "(b > 1 favours short n-grams) or a list of per-level shares")
+            expected = (f"a list of {self.max_n} positive numbers (one share per level, "
+                        f"n = 1..max_n), the smallest at least 1e-12 of the largest")
+            if len(split) != self.max_n:
+                raise ParameterError("budget_split", split, expected)
+            shares = [check_real(w, "budget_split", 0.0, math.inf, low_open=True,
+                                 allowed=expected) for w in split]
+            if min(shares) < 1e-12 * max(shares):
+                raise ParameterError("budget_split", split, expected)
+            return shares
+        if isinstance(split, str):
+            if split != "uniform":
+                raise ParameterError("budget_split", split, "'uniform', a geometric base or a "
+                                     "list of per-level shares")
+            return split
+        return check_real(split, "budget_split", 0.01, 100.0,
+                          allowed="'uniform', a geometric base b from 0.01 to 100 (b > 1 "
+                                  "favours short n-grams) or a list of per-level shares")
 
     def _calibrate(self):
         sigma_star = calibrate.agm_sigma(self.epsilon, self.delta / 2)
@@ -109,12 +120,17 @@ class DPNE(Mechanism):
         if self.budget_split == "uniform":
             sigmas = [sigma_star * math.sqrt(T)] * T
         elif isinstance(self.budget_split, list):   # level n gets share w_n/Σw of 1/σ*²
-            total = math.fsum(self.budget_split)
-            sigmas = [sigma_star * math.sqrt(total / w) for w in self.budget_split]
-        else:
+            top = max(self.budget_split)
+            shares = [w / top for w in self.budget_split]   # in [1e-12, 1]: no overflow
+            total = math.fsum(shares)
+            sigmas = [sigma_star * math.sqrt(total / w) for w in shares]
+        else:   # σ_n = σ*·b^n·√(Σ_i b^(−2i)) = σ*·√(Σ_i b^(2(n−i))), no overflow for b ≤ 100
             b = float(self.budget_split)
-            norm = math.sqrt(sum(b ** (-2 * i) for i in range(1, T + 1)))
-            sigmas = [sigma_star * b ** n * norm for n in range(1, T + 1)]
+            sigmas = [sigma_star * math.sqrt(math.fsum(b ** (2 * (n - i))
+                                                       for i in range(1, T + 1)))
+                      for n in range(1, T + 1)]
+        # each σ_n rounded up (calibrate.MARGIN): Σ 1/σ_n² ≤ 1/σ*² exactly
+        sigmas = [calibrate.round_up(s) for s in sigmas]
         self._set("sigma_star", sigma_star)
         self._set("level_sigmas", tuple(sigmas))
         self._set("noise_scale", sigmas[0])

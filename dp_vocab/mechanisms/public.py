@@ -19,6 +19,7 @@ estimate of the null weight from the same p-values: public.md §9). Items outsid
 from __future__ import annotations
 
 import contextlib
+import copy
 import functools
 import gzip
 import hashlib
@@ -38,7 +39,7 @@ from ..bounding import (MAX_ITEMS_PER_USER, Bounding, ItemWeights, NamesOf, User
 from ..errors import CorpusError, ParameterError
 from ..itemsets import ITEM_HASH, item_hashes
 from ..privacy.noise import RandomSource, bernoulli, gaussian_release_probability
-from ..privacy.params import check_positive_int
+from ..privacy.params import check_bool, check_positive_int, check_real
 from ..release import Release
 from ..compiled import lazy_module
 from .base import Mechanism
@@ -56,6 +57,7 @@ WORDFREQ_PREFIX = "wordfreq:"
 # shape matters little there (within ±1% of true items across the shapes we tried); equal
 # weights release about 2% fewer true items with more false positives.
 DEFAULT_BANDS = ((10_000, 8.0), (40_000, 4.0), (100_000, 2.0), (320_000, 0.5))
+MAX_PUBLIC_ITEMS = 100_000_000   # the largest rank limit of a band
 
 
 @dataclass(frozen=True)
@@ -352,13 +354,16 @@ def _read_cache(path: Path) -> tuple[tuple[str, ...], str, np.ndarray] | None:
 def check_bands(bands) -> tuple[tuple[int, float], ...]:
     """[[rank limit, relative weight], ...] with increasing limits and weights ≥ 0, not all 0."""
     expected = ("a list of [rank limit, relative weight] pairs with increasing integer limits "
-                "and weights >= 0, e.g. [[10000, 8], [40000, 4], [100000, 2], [320000, 0.5]]")
+                f"up to {MAX_PUBLIC_ITEMS:,} and weights >= 0, e.g. [[10000, 8], [40000, 4], "
+                "[100000, 2], [320000, 0.5]]")
     try:
         out = tuple((int(r), float(w)) for r, w in bands)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise ParameterError("public_bands", bands, expected) from None
-    ok = (out and all(isinstance(r, int) and not isinstance(r, bool) for r, _ in bands)
+    ok = (out and all(isinstance(r, int) and not isinstance(r, bool)
+                      and not isinstance(w, bool) for r, w in bands)
           and all(a[0] < b[0] for a, b in zip(out, out[1:])) and out[0][0] >= 1
+          and out[-1][0] <= MAX_PUBLIC_ITEMS
           and all(math.isfinite(w) and w >= 0 for _, w in out) and any(w > 0 for _, w in out))
     if ok:   # weights are relative: bound their spread so the normalisation stays exact enough
         top = max(w for _, w in out)
@@ -494,16 +499,13 @@ class _PublicDomainParams(Mechanism):
 
     def _validate(self) -> None:
         super()._validate()
-        fdr = self.public_fdr
-        if isinstance(fdr, bool) or not isinstance(fdr, (int, float)) or not 0 < fdr <= 0.5:
-            raise ParameterError("public_fdr", fdr, "a false-discovery rate in (0, 0.5], e.g. 0.01")
-        self._set("public_fdr", float(fdr))
-        if not isinstance(self.public_adaptive, bool):
-            raise ParameterError("public_adaptive", self.public_adaptive, "true or false")
-        lam = self.public_lambda
-        if isinstance(lam, bool) or not isinstance(lam, (int, float)) or not 0 < lam < 1:
-            raise ParameterError("public_lambda", lam, "a p-value cut λ in (0, 1), e.g. 0.5")
-        self._set("public_lambda", float(lam))
+        self._set("public_fdr", check_real(
+            self.public_fdr, "public_fdr", 0.0, 0.5, low_open=True,
+            allowed="a false-discovery rate in (0, 0.5], e.g. 0.01"))
+        self._set("public_adaptive", check_bool(self.public_adaptive, "public_adaptive"))
+        self._set("public_lambda", check_real(
+            self.public_lambda, "public_lambda", 0.0, 1.0, low_open=True, high_open=True,
+            allowed="a p-value cut λ in (0, 1), e.g. 0.5"))
         bands = check_bands(self.public_bands)
         self._set("public_bands", bands)
         check_source(self.public_items)
@@ -512,19 +514,23 @@ class _PublicDomainParams(Mechanism):
     def domain(self) -> PublicDomain:
         domain = self._domain
         if domain is None:
-            domain = PublicDomain.load(self.public_items, int(self.public_bands[-1][0]))
-            self._use_domain(domain)
+            domain = self._use_domain(self._raw_domain())
         return domain
 
-    def _use_domain(self, domain: PublicDomain) -> None:
+    def _raw_domain(self) -> PublicDomain:
+        """P as read from its source (before any extractor or mechanism filters it)."""
+        return PublicDomain.load(self.public_items, int(self.public_bands[-1][0]))
+
+    def _use_domain(self, domain: PublicDomain) -> PublicDomain:
+        """Make ``domain`` this mechanism's list; returns the list as kept."""
         self._set("_domain", domain)
+        return domain
 
     def for_extractor(self, extractor):
         """A copy whose list holds only what ``extractor`` yields as one item equal to itself."""
-        import copy
         out = copy.copy(self)
         out._use_domain(PublicDomain.normalised_from(
-            self.public_items, extractor, self.public_bands[-1][0], lambda: self.domain))
+            self.public_items, extractor, self.public_bands[-1][0], self._raw_domain))
         return out
 
     @property
@@ -576,12 +582,12 @@ class _PublicCutoff(_PublicDomainParams):
 
     def _validate(self) -> None:
         super()._validate()
-        c = self.public_cutoff
-        if isinstance(c, bool) or not isinstance(c, (int, float)) or not math.isfinite(c) \
-                or c + self.alpha <= 0:
-            raise ParameterError("public_cutoff", c, "a number of σ with public_cutoff + alpha "
-                                 "> 0 (the cutoff of public items is (public_cutoff + alpha)·σ)")
-        self._set("public_cutoff", float(c))
+        expected = ("a number of σ from -1000 to 1000 with public_cutoff + alpha >= 0.001 (the "
+                    "cutoff of public items is (public_cutoff + alpha)·σ)")
+        c = check_real(self.public_cutoff, "public_cutoff", -1e3, 1e3, allowed=expected)
+        if not c + self.alpha >= 1e-3:
+            raise ParameterError("public_cutoff", self.public_cutoff, expected)
+        self._set("public_cutoff", c)
         if self.max_outside_items is not None:
             self._set("max_outside_items", check_positive_int(
                 self.max_outside_items, "max_outside_items", maximum=MAX_ITEMS_PER_USER))
@@ -764,14 +770,44 @@ class DPNEPublic(_PublicCutoff, DPNE):
         own = super()._bounding(n)
         return self._outside_capped(own) if n == 1 else own
 
-    def for_extractor(self, extractor):
-        """As the other public-domain mechanisms, and without items holding a character of the
-        joiner (they could not be joined into n-grams with one reading)."""
-        out = super().for_extractor(extractor)
-        chars = set(getattr(extractor, "joiner", " "))
-        kept = tuple(w for w in out.domain.items if not chars.intersection(w))
-        out._use_domain(PublicDomain(kept, out.domain.source, out.domain.normalised))
+    # the joiner of the n-grams this mechanism releases: a list item holding one of its
+    # characters could also be released as an n-gram (two levels, one string), so it is
+    # dropped wherever the list becomes the domain (``_use_domain``), from Python as from recipes
+    _joiner: str = field(init=False, default=" ", repr=False, compare=False)
+
+    def _use_domain(self, domain: PublicDomain) -> PublicDomain:
+        chars = set(self._joiner)
+        if any(chars.intersection(w) for w in domain.items):
+            domain = PublicDomain(tuple(w for w in domain.items if not chars.intersection(w)),
+                                  domain.source, domain.normalised)
+        return super()._use_domain(domain)
+
+    def _joined_by(self, joiner: str) -> "DPNEPublic":
+        """This mechanism for n-grams joined by ``joiner`` (a copy if it differs)."""
+        if joiner == self._joiner:
+            return self
+        out = copy.copy(self)
+        out._set("_joiner", joiner)
+        domain = self._domain
+        # a raw list is read again (it may hold items the old joiner removed)
+        out._set("_domain", None)
+        if domain is not None and domain.normalised:
+            out._use_domain(domain)
         return out
+
+    def for_extractor(self, extractor):
+        """As the other public-domain mechanisms, for the extractor's joiner."""
+        return super(DPNEPublic, self._joined_by(getattr(extractor, "joiner", " "))) \
+            .for_extractor(extractor)
+
+    def level_histogram(self, data, n: int, previous: list, key: bytes) -> dict[str, float]:
+        return super(DPNEPublic, self._joined_by(getattr(data, "joiner", self._joiner))) \
+            .level_histogram(data, n, previous, key)
+
+    def release(self, data, key: bytes | None = None,
+                random: RandomSource | None = None) -> Release:
+        return super(DPNEPublic, self._joined_by(getattr(data, "joiner", self._joiner))) \
+            .release(data, key, random)
 
     def privacy(self):
         out = super().privacy()

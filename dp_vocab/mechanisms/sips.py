@@ -12,7 +12,7 @@ from ..bounding import Bounded, ItemWeights, UserData, Weighting, check_key, der
 from ..errors import ParameterError
 from ..privacy import calibrate
 from ..privacy.noise import RandomSource, bernoulli, gaussian_release_probability
-from ..privacy.params import check_positive_int
+from ..privacy.params import check_positive_int, check_real
 from ..release import Release
 from .base import Mechanism
 from .claim import Noise
@@ -47,21 +47,21 @@ class DPSIPS(Mechanism):
     def _validate(self) -> None:
         super()._validate()
         self._set("rounds", check_positive_int(self.rounds, "rounds", maximum=64))
-        if not (isinstance(self.allocation, (int, float)) and 0 < self.allocation <= 1):
-            raise ParameterError("allocation", self.allocation, "a number in (0, 1]")
-        self._set("allocation", float(self.allocation))
+        self._set("allocation", check_real(self.allocation, "allocation", 0.0, 1.0,
+                                           low_open=True))
 
     def _calibrate(self):
         R, a = self.rounds, self.allocation
         raw = [a ** (R - r) for r in range(1, R + 1)]
-        if raw[0] < 1e-300:   # a^(R−1) underflows: round 1 would get no budget at all
+        if raw[0] < 1e-100:   # round 1's δ share, δ_1/Δ0, must stay a normal double
             raise ParameterError("allocation", a, f"a ratio whose power {R - 1} (rounds − 1) is "
                                  "a positive float, e.g. 0.3; or fewer rounds")
         fractions = [x / sum(raw) for x in raw]
         sigma = calibrate.agm_sigma(self.epsilon, self.delta / 2)
         calibrate.check_remove_direction(sigma, self.epsilon, self.delta / 2, self.delta / 2)
-        sigmas = [sigma / math.sqrt(f) for f in fractions]
-        deltas = [f * self.delta / 2 for f in fractions]
+        # σ_r up and δ_r down (calibrate.MARGIN): Σ 1/σ_r² ≤ 1/σ², Σ δ_r ≤ δ/2 exactly
+        sigmas = [calibrate.round_up(sigma / math.sqrt(f)) for f in fractions]
+        deltas = [calibrate.round_down(f * self.delta / 2) for f in fractions]
         taus = [calibrate.gaussian_threshold(s, d, self.max_items_per_user)
                 for s, d in zip(sigmas, deltas)]
         self._set("sigma", sigma)

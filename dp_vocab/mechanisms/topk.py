@@ -13,9 +13,11 @@ import numpy as np
 
 from ..bounding import check_key
 from ..errors import ParameterError
+from ..privacy import calibrate
 from ..privacy.accounting import Stage, zcdp_rho_for
 from ..privacy.noise import RandomSource, gumbel
-from ..privacy.params import check_positive_int
+from ..privacy.params import (DELTA_MIN, EPSILON_RANGE, check_choice, check_positive_int,
+                              check_real)
 from ..release import Release
 from .base import Mechanism
 from .claim import Noise, Sensitivity
@@ -66,14 +68,18 @@ class TopK(Mechanism):
     def _validate(self) -> None:
         super()._validate()
         self._set("k", check_positive_int(self.k, "k", maximum=10_000_000))
-        if self.candidates not in CANDIDATES:
-            raise ParameterError("candidates", self.candidates,
-                                 "one of " + ", ".join(map(repr, CANDIDATES)))
-        if not (isinstance(self.candidate_budget, (int, float)) and
-                0 < self.candidate_budget < 1):
+        self._set("candidates", check_choice(self.candidates, "candidates", tuple(CANDIDATES)))
+        f = check_real(self.candidate_budget, "candidate_budget", 0.0, 1.0, low_open=True,
+                       high_open=True,
+                       allowed="the fraction of ε for the candidate set, in (0, 1)")
+        if min(f, 1.0 - f) * self.epsilon < EPSILON_RANGE[0]:   # each stage's ε must be an ε
             raise ParameterError("candidate_budget", self.candidate_budget,
-                                 "the fraction of ε for the candidate set, in (0, 1)")
-        self._set("candidate_budget", float(self.candidate_budget))
+                                 f"a fraction that leaves both stages an ε of at least "
+                                 f"{EPSILON_RANGE[0]:g}")
+        self._set("candidate_budget", f)
+        if self.delta / 2 < DELTA_MIN:   # the candidate stage gets δ/2
+            raise ParameterError("delta", self.delta, f"a real number from {2 * DELTA_MIN:g} "
+                                 f"to 0.5 (half of it goes to the candidate stage)")
 
     def _calibrate(self):
         stage_a = CANDIDATES[self.candidates](epsilon=self.epsilon * self.candidate_budget,
@@ -83,11 +89,12 @@ class TopK(Mechanism):
         pure = eps_b / self.k
         zcdp = math.sqrt(8 * zcdp_rho_for(eps_b, delta_b) / self.k)
         self._set("stage_a", stage_a)
-        self._set("pick_epsilon", max(pure, zcdp))
+        # ε₁ rounded down and the Gumbel scale 1/ε₁ up (calibrate.MARGIN)
+        self._set("pick_epsilon", calibrate.round_down(max(pure, zcdp)))
         self._set("pick_route", "pure" if pure >= zcdp else "zcdp")
         self._set("threshold", stage_a.threshold)
         self._set("noise_scale", stage_a.noise_scale)
-        self._set("gumbel_scale", 1.0 / self.pick_epsilon)
+        self._set("gumbel_scale", calibrate.round_up(1.0 / self.pick_epsilon))
 
     @property
     def noise_multiplier(self):

@@ -109,8 +109,14 @@ def geometric(q: float, n: int, source: RandomSource) -> np.ndarray:
 def discrete_laplace(scale: float, n: int, source: RandomSource) -> np.ndarray:
     """n iid two-sided geometric values, P(Z=z) ∝ exp(−|z|/scale): the difference of two
     geometrics with q = exp(−1/scale). ε-DP for integer L1 sensitivity Δ when scale = Δ/ε."""
-    q = float(np.exp(-1.0 / scale))
+    q = discrete_laplace_q(scale)
     return geometric(q, n, source) - geometric(q, n, source)
+
+
+def discrete_laplace_q(scale: float) -> float:
+    """The success probability q = e^{−1/scale} the discrete Laplace draws use (count.py
+    computes its threshold from this very double)."""
+    return float(np.exp(-1.0 / scale))
 
 
 def discrete_gaussian(sigma: float, n: int, source: RandomSource) -> np.ndarray:

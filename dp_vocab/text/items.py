@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator
 from typing import Callable
 
 from ..errors import ParameterError
-from ..privacy.params import check_positive_int
+from ..privacy.params import check_bool, check_positive_int
 from .tokenizers import DEFAULT_PATTERN, RegexTokenizer
 
 # Every character str.splitlines() breaks on: whitespace here, so no item holds one and
@@ -36,13 +36,13 @@ class ItemExtractor:
                  lowercase: bool = True, nfkc: bool = True, max_length: int = 50,
                  joiner: str = " ", max_distinct_per_user: int = 100_000):
         self.tokenizer = tokenizer
-        self.n_min = check_positive_int(n_min, "n_min")
-        self.n_max = check_positive_int(n_max, "n_max")
+        self.n_min = check_positive_int(n_min, "n_min", maximum=64)
+        self.n_max = check_positive_int(n_max, "n_max", maximum=64)
         if self.n_max < self.n_min:
             raise ParameterError("n_max", n_max, f"an integer >= n_min ({self.n_min})")
-        self.lowercase = bool(lowercase)
-        self.nfkc = bool(nfkc)
-        self.max_length = check_positive_int(max_length, "max_length")
+        self.lowercase = check_bool(lowercase, "lowercase")
+        self.nfkc = check_bool(nfkc, "nfkc")
+        self.max_length = check_positive_int(max_length, "max_length", maximum=1_000_000)
         if (not isinstance(joiner, str) or not joiner or _LINE_BREAK.search(joiner)
                 or _LONE_SURROGATE.search(joiner)):
             raise ParameterError("joiner", joiner, "a non-empty string without line breaks")
@@ -52,8 +52,8 @@ class ItemExtractor:
         self.no_line_breaks = type(tokenizer) is RegexTokenizer and \
             tokenizer.pattern == DEFAULT_PATTERN
         # memory bound for hostile users; far above any Δ0 (kept: smallest item hashes)
-        self.max_distinct_per_user = check_positive_int(max_distinct_per_user,
-                                                        "max_distinct_per_user")
+        self.max_distinct_per_user = check_positive_int(
+            max_distinct_per_user, "max_distinct_per_user", maximum=100_000_000)
 
     def normalize(self, text: str) -> str:
         if not text.isascii():

@@ -19,6 +19,8 @@ class RegexTokenizer:
     """Unicode-aware regex tokenizer: words and single punctuation marks."""
 
     def __init__(self, pattern: str = DEFAULT_PATTERN):
+        if not isinstance(pattern, str):
+            raise ParameterError("pattern", pattern, "a regular expression (a string)")
         try:
             self._findall = re.compile(pattern).findall
         except re.error as e:
@@ -40,6 +42,8 @@ class SpacyTokenizer:
 
     def __init__(self, lang: str = "en"):
         import spacy
+        if not isinstance(lang, str):
+            raise ParameterError("lang", lang, "a spaCy language code such as 'en', 'de', 'xx'")
         try:
             self._tokenizer = spacy.blank(lang).tokenizer
         except (ImportError, KeyError, ValueError) as e:
@@ -80,7 +84,7 @@ class HFPreTokenizer:
                   "bert": pt.BertPreTokenizer,
                   "byte_level": lambda: pt.ByteLevel(add_prefix_space=False),
                   "metaspace": pt.Metaspace}
-        if kind not in makers:
+        if not isinstance(kind, str) or kind not in makers:
             raise ParameterError("kind", kind, "one of " + ", ".join(HF_PRE_TOKENIZERS))
         self._pre = makers[kind]()
         self.kind = kind
