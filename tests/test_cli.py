@@ -153,7 +153,7 @@ def test_recipe_errors_are_clear(tmp_path):
 
 @pytest.mark.parametrize("args,message", [
     # the mechanism takes ${budget.epsilon}: the error names the key the user typed
-    (["--budget.epsilon", "abc"], r"^error: budget\.epsilon: expected a real number from 1e-06 to 100, got 'abc'"),
+    (["--budget.epsilon", "abc"], r"^error: budget\.epsilon: expected a real number from 1e-06 to 100, got a string, 'abc'"),
     (["--budget.delta", "0.7"], r"^error: budget\.delta: expected a real number from 1e-100 to 0\.5"),
     # a flag with no value means true, which the message says in the terms the user used
     (["--mechanism.epsilon"], r"^error: mechanism\.epsilon: expected a real number from 1e-06 to 100, got "
@@ -293,11 +293,11 @@ def test_summary_shows_the_counts_stage_and_the_bpe_size_note(tmp_path):
     assert res.exit_code == 0, res.output
     rows = dict(table_rows(res.output))
     assert rows["stage 1: selection"] == "dp_vocab.policy_gaussian_public.v1: ε=1.5, δ=5e-06"
-    assert rows["stage 2: counts"] == "dp_vocab.discrete_gaussian_counts.v1: ε=1.5, δ=5e-06"
+    assert rows["stage 2: counts"] == "dp_vocab.normalised_gaussian_counts.v1: ε=1.5, δ=5e-06"
     assert rows["total guarantee"] == "(ε=3, δ=1e-05)-DP per user (basic composition of 2 stages)"
     assert rows["budget"] == "ε=3, δ=1e-05 ([budget])"
-    assert rows["noisy counts"].startswith("occurrences, each user's count clipped to 1 on at "
-                                           "most 1000 of its items")
+    assert rows["noisy counts"].startswith("weighted users: each user's counts, clipped to 1 on "
+                                           "at most 1000 of its items, scaled to L2 norm 100")
     record = json.loads((out / "privacy.json").read_text(encoding="utf-8"))
     size = len(json.loads((out / "hf" / "tokenizer.json").read_text(encoding="utf-8"))
                ["model"]["vocab"])

@@ -24,8 +24,8 @@ class LikeSource:
 
     def __init__(self, path):
         from ..errors import ParameterError
+        self.tokenizer = load_tokenizer(path, "export.like")   # checks the path's type first
         self.path = str(path)
-        self.tokenizer = load_tokenizer(path, "export.like")
         self.spec = json.loads(self.tokenizer.to_str())
         kind = self.spec["model"].get("type")
         if kind not in MODELS:
