@@ -514,7 +514,10 @@ def _ignore_interrupts() -> None:
 class DaskBackend:
     name = "dask"
 
-    def __init__(self, scheduler_address: str | None = None, n_workers: int = 2):
+    def __init__(self, scheduler_address: str | None = None, n_workers: int = 2,
+                 tls: dict | None = None):
+        """``tls``: ``tls_ca_file``, ``tls_cert`` and optionally ``tls_key`` (PEM files) for a
+        tls:// scheduler (``backends.check_run`` says which addresses a recipe may use)."""
         try:
             from distributed import Client, LocalCluster
         except ImportError:
@@ -525,7 +528,13 @@ class DaskBackend:
         self.n_workers = int(n_workers)
         if scheduler_address:
             self.cluster = None
-            self.client = Client(scheduler_address)
+            security = None
+            if tls:
+                from distributed.security import Security
+                security = Security(tls_ca_file=tls["tls_ca_file"],
+                                    tls_client_cert=tls["tls_cert"],
+                                    tls_client_key=tls.get("tls_key"), require_encryption=True)
+            self.client = Client(scheduler_address, security=security)
         else:
             import logging
 
