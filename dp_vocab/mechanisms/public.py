@@ -25,6 +25,8 @@ import hashlib
 import json
 import math
 import os
+import secrets
+import stat
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -244,11 +246,17 @@ def raw_source_name(source) -> str:
     return f"list of {len(source)} public items"
 
 
-def _cache_dir() -> Path:
+def _cache_dir() -> Path | None:
+    """The cache's folder, or None (no cache) when there is no home to put it in."""
     explicit = os.environ.get("DP_VOCAB_CACHE_DIR")
     if explicit:
         return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    base = os.environ.get("XDG_CACHE_HOME")
+    if not base:
+        home = os.path.expanduser("~")
+        if not os.path.isabs(home):   # no HOME and no passwd entry: "~" would be the cwd's
+            return None
+        base = os.path.join(home, ".cache")
     return Path(base) / "dp-vocab"
 
 
@@ -282,38 +290,81 @@ def _cache_path(source, extractor, limit: int) -> Path | None:
         desc = json.dumps(describe(), sort_keys=True)
     except TypeError:
         return None
+    folder = _cache_dir()
+    if folder is None:
+        return None
     key = json.dumps([origin, desc, limit, _code_digest(), ITEM_HASH])
-    return _cache_dir() / "public" / (hashlib.sha256(key.encode()).hexdigest() + ".bin")
+    return folder / "public" / (hashlib.sha256(key.encode()).hexdigest() + ".bin")
 
 
 _CACHE_FORMAT = b"dp-vocab public list v2"
 
 
+def _own_folder(path: Path, create: bool) -> bool:
+    """Whether ``path``'s folder is a real folder of this user (made if ``create``): never a
+    symlink, nor another user's (a shared temporary cache folder planted by someone else)."""
+    folder = path.parent
+    try:
+        if create:
+            folder.mkdir(parents=True, exist_ok=True)
+        st = os.lstat(folder)
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid()
+
+
 def _write_cache(path: Path, domain: "PublicDomain") -> None:
-    """Atomically (write then rename); a cache that cannot be written is simply not kept. The
-    entry: a line "FORMAT n sha256(items) sha256(hashes)", the n hashes' 8-byte words, then
-    the items, UTF-8, one per line."""
+    """Atomically: a new temporary file (O_EXCL | O_NOFOLLOW: a link planted at its name is
+    never followed), renamed over the entry (a rename replaces a link, never writes through
+    it); concurrent writers each rename a complete entry. A cache that cannot be written is
+    simply not kept. The entry: a line "FORMAT n sha256(items) sha256(hashes)", the n hashes'
+    8-byte words, then the items, UTF-8, one per line."""
     hash_bytes = domain.hashes.tobytes()
     head = b"%s %d %s %s\n" % (_CACHE_FORMAT, len(domain.items), domain.sha256.encode(),
                                hashlib.sha256(hash_bytes).hexdigest().encode())
     body = "\n".join(domain.items).encode("utf-8", "surrogatepass")
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    if not _own_folder(path, create=True):
+        return
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(8)}.tmp")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_bytes(head + hash_bytes + body)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o644)
+    except OSError:
+        return
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(head + hash_bytes + body)
         os.replace(tmp, path)
     except OSError:
         with contextlib.suppress(OSError):
-            tmp.unlink(missing_ok=True)
+            os.unlink(tmp)
+
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
 def _read_cache(path: Path) -> tuple[tuple[str, ...], str, np.ndarray] | None:
     """(items, their SHA-256, their hashes) of an entry ``_write_cache`` wrote, or None when
-    there is none or it is not exactly that (both digests are checked)."""
+    there is none or it is not exactly that: both digests are checked, the items must be
+    distinct and non-empty, and only a regular file of this user is read (a link, a FIFO or
+    another user's file planted there is not)."""
+    if not _own_folder(path, create=False):
+        return None
     try:
-        data = path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
     except OSError:
         return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
+            return None
+        with os.fdopen(fd, "rb") as f:
+            fd = -1
+            data = f.read()
+    except OSError:
+        return None
+    finally:
+        if fd >= 0:
+            os.close(fd)
     head, _, rest = data.partition(b"\n")
     fields = head.split(b" ")
     if len(fields) != 7 or b" ".join(fields[:4]) != _CACHE_FORMAT or not fields[4].isdigit():
@@ -328,8 +379,8 @@ def _read_cache(path: Path) -> tuple[tuple[str, ...], str, np.ndarray] | None:
         items = tuple(body.decode("utf-8", "surrogatepass").split("\n")) if n else ()
     except UnicodeDecodeError:
         return None
-    if len(items) != n:
-        return None
+    if len(items) != n or len(set(items)) != n or "" in items:
+        return None   # PublicDomain's items are distinct and non-empty
     return items, fields[5].decode(), np.frombuffer(hash_bytes, dtype=np.uint64).copy()
 
 
