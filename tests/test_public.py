@@ -774,3 +774,18 @@ def test_outside_cap_bounds_the_release_of_a_users_many_unlisted_items():
                        public_items=[f"p{i}" for i in range(5)], max_outside_items=3)
     for key in (b"a" * 32, b"b" * 32):
         assert set(m.histogram(its, key)) == {"x27", "x28", "x29"} | {f"p{i}" for i in range(5)}
+
+
+def test_public_lists_given_as_files_or_lists_are_read_entry_by_entry(tmp_path):
+    """A file's entries end at every line break str.splitlines() knows (no entry holds one),
+    its BOM and blank entries are dropped, duplicates keep their first rank; a list from Python
+    holding a line break is refused, described by its kind, never printed."""
+    src = tmp_path / "list.txt"
+    src.write_bytes("\ufeffthe\nthe\ncat\rsat\nmat\u2028on\x85x\n \nthe\tcat\n".encode())
+    assert PublicDomain.load(str(src), 100).items == ("the", "cat", "sat", "mat", "on", "x")
+    assert PublicDomain.load(str(src), 2).items == ("the", "cat")
+    with pytest.raises(ParameterError) as e:
+        make_mechanism("policy_gaussian_public", epsilon=1.0, delta=1e-5,
+                       public_items=["fine", "Alice\u2028Secret"])
+    assert "public_items: expected" in str(e.value) and "a list of 2 entries" in str(e.value)
+    assert "Alice" not in str(e.value)

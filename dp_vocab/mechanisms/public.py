@@ -27,7 +27,8 @@ import math
 import os
 import secrets
 import stat
-from collections.abc import Callable, Sequence
+import zlib
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -78,7 +79,11 @@ class PublicDomain:
         if isinstance(source, str) and source.startswith(WORDFREQ_PREFIX):
             words = _wordfreq_list(source[len(WORDFREQ_PREFIX):])
         elif isinstance(source, (str, Path)):
-            words = _read_list(Path(source))
+            items = _first_distinct(_read_list(Path(source)), limit)
+            if not items:
+                raise CorpusError("the public item list holds no item; expected one item per "
+                                  "line (most frequent first)", path=Path(source))
+            return cls(items, raw_source_name(source))
         else:
             words = tuple(source)
         return cls(_first_distinct(words, limit), raw_source_name(source))
@@ -189,10 +194,20 @@ def check_source(source) -> None:
             raise CorpusError("public item list not found; expected a text file with one item "
                               "per line (most frequent first)", path=Path(source))
     elif not (isinstance(source, Sequence) and all(
-            isinstance(w, str) and "\n" not in w and "\r" not in w for w in source)):
-        raise ParameterError("public_items", source,
+            isinstance(w, str) and (not w or w.splitlines() == [w]) for w in source)):
+        raise ParameterError("public_items", _kind(source),
                              "\"wordfreq:LANG\", a path to a file of items (one per line) "
-                             "or a list of strings without line breaks")
+                             "or a list of strings without line breaks (no character "
+                             "str.splitlines() breaks on: \\n, \\r, \\x0b, \\x0c, "
+                             "\\x1c-\\x1e, \\x85, \\u2028, \\u2029)")
+
+
+def _kind(source) -> str:
+    """A list described by kind and size: a message never prints its entries."""
+    try:
+        return f"a {type(source).__name__} of {len(source)} entries"
+    except TypeError:
+        return f"a {type(source).__name__}"
 
 
 def _wordfreq_module() -> Path:
@@ -220,22 +235,54 @@ def _wordfreq_list(lang) -> tuple[str, ...]:
     return tuple(wordfreq.top_n_list(lang, 10 ** 7))
 
 
-def _read_list(path: Path) -> list[str]:
+MAX_LIST_LINE = 1 << 20   # bytes: no public item is this long; a line is never held whole
+
+
+def _read_list(path: Path) -> Iterator[str]:
+    """The entries of a list file in order, read as needed (``_first_distinct`` stops at the
+    limit, so a file of gigabytes is read only as far as its first ``limit`` distinct items):
+    the first tab-separated column of each line; a UTF-8 byte-order mark is dropped; every
+    character ``str.splitlines()`` breaks on ends an entry, as a newline does (no entry holds
+    a line break). Errors name the file and line."""
     opener = gzip.open if path.suffix == ".gz" else open
+    n = 0
     try:
-        with opener(path, "rt", encoding="utf-8", newline="") as f:
-            return [line.rstrip("\r\n").split("\t", 1)[0] for line in f]
-    except UnicodeDecodeError as e:
-        raise CorpusError(f"not UTF-8 ({e.reason} at byte {e.start})", path=path) from None
+        with opener(path, "rb") as f:
+            while True:
+                raw = f.readline(MAX_LIST_LINE + 1)
+                if not raw:
+                    return
+                n += 1
+                if len(raw) > MAX_LIST_LINE:
+                    raise CorpusError(f"line longer than {MAX_LIST_LINE:,} bytes; expected one "
+                                      f"item per line (most frequent first)", path=path, line=n)
+                if n == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                    raw = raw[3:]
+                try:
+                    text = raw.decode("utf-8")
+                except UnicodeDecodeError as e:
+                    raise CorpusError(f"not valid UTF-8 ({e.reason} at byte {e.start + 1} of "
+                                      f"the line); expected a UTF-8 text file with one item "
+                                      f"per line", path=path, line=n) from None
+                for part in text.splitlines():
+                    yield part.split("\t", 1)[0]
+    except (OSError, EOFError, zlib.error) as e:
+        after = f" after line {n}" if n else ""
+        raise CorpusError(f"cannot be read{after} ({type(e).__name__}: a damaged compressed "
+                          f"file, or an I/O error). Re-create or re-download it",
+                          path=path) from None
 
 
 def _first_distinct(words, limit: int) -> tuple[str, ...]:
+    """The first ``limit`` distinct entries, in order; blank ones (never an item) skipped."""
     out: dict[str, None] = {}
+    if limit < 1:
+        return ()
     for w in words:
-        if len(out) >= limit:
-            break
-        if w and w not in out:
+        if w not in out and w.strip():
             out[w] = None
+            if len(out) >= limit:   # before the next entry is asked for: a file stops here
+                break
     return tuple(out)
 
 
@@ -262,10 +309,11 @@ def _cache_dir() -> Path | None:
 
 @functools.lru_cache(maxsize=1)
 def _code_digest() -> str:
-    """dp-vocab's version and the source of its text processing: a new extractor, a new entry."""
+    """dp-vocab's version and the source of its text processing and of this module (which
+    reads the lists): a new extractor or list reader, a new entry."""
     from ..version import __version__
     h = hashlib.sha256(__version__.encode())
-    for f in sorted((Path(__file__).parents[1] / "text").glob("*.py")):
+    for f in [Path(__file__), *sorted((Path(__file__).parents[1] / "text").glob("*.py"))]:
         h.update(f.name.encode() + f.read_bytes())
     return h.hexdigest()
 
@@ -278,7 +326,8 @@ def _cache_path(source, extractor, limit: int) -> Path | None:
         origin = f"{source} wordfreq {version('wordfreq')} {_wordfreq_module()}"
     elif isinstance(source, (str, Path)):
         try:
-            origin = hashlib.sha256(Path(source).read_bytes()).hexdigest()
+            with open(source, "rb") as f:   # in blocks: the file may be large
+                origin = hashlib.file_digest(f, "sha256").hexdigest()
         except OSError:
             return None
     else:
