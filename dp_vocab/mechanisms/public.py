@@ -326,8 +326,11 @@ def _cache_path(source, extractor, limit: int) -> Path | None:
         origin = f"{source} wordfreq {version('wordfreq')} {_wordfreq_module()}"
     elif isinstance(source, (str, Path)):
         try:
+            digest = hashlib.sha256()
             with open(source, "rb") as f:   # in blocks: the file may be large
-                origin = hashlib.file_digest(f, "sha256").hexdigest()
+                for block in iter(lambda: f.read(1 << 20), b""):
+                    digest.update(block)
+            origin = digest.hexdigest()
         except OSError:
             return None
     else:
