@@ -201,11 +201,12 @@ def _canary(mechanism, base_users, n: int, placement: str) -> tuple[list[str], f
     for _, ws in base_users:
         for w in set(ws):
             holders[w] = holders.get(w, 0) + 1
-    bigrams = set().union(*(_grams(list(ws), 2) for _, ws in base_users)) if base_users else set()
+    base_grams: set[str] = set().union(*(_grams(list(ws), 2) for _, ws in base_users))
     common = sorted(holders, key=lambda w: (-holders[w], w))
     run = [common[0]] if common else []
     while len(run) < n:
-        nxt = next((w for w in common if w not in run and f"{run[-1]} {w}" not in bigrams), None)
+        nxt = next((w for w in common if w not in run and f"{run[-1]} {w}" not in base_grams),
+                   None)
         if nxt is None:
             break
         run.append(nxt)
@@ -213,7 +214,6 @@ def _canary(mechanism, base_users, n: int, placement: str) -> tuple[list[str], f
         raise ParameterError("canary_items", n, f"at most {len(run)} for this base: its held "
                              f"tokens must form a run whose bigrams no base user holds",
                              "Lower --canary-items.")
-    base_grams = set().union(*(_grams(list(ws), 2) for _, ws in base_users))
     return run, frozenset(_grams(run, 2) - base_grams)
 
 

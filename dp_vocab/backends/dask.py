@@ -514,6 +514,32 @@ def _ignore_interrupts() -> None:
         pass
 
 
+@contextlib.contextmanager
+def _interrupt_deferred():
+    """Ctrl-C held back while a LocalCluster starts, then raised: raised inside LocalCluster's
+    constructor it would leave the workers running, unknown to close(), writing into the
+    folder close() removes. A worker the same Ctrl-C reached (the terminal's process group)
+    fails the start: that failure is the interrupt too. (Only the main thread handles
+    signals.)"""
+    import signal
+    import threading
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    pending: list = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: pending.append(signum))
+    try:
+        yield
+    except Exception:
+        if pending:
+            raise KeyboardInterrupt from None
+        raise
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if pending:
+        raise KeyboardInterrupt
+
+
 class DaskBackend:
     name = "dask"
 
@@ -562,7 +588,7 @@ class DaskBackend:
             # what to show
             with dask.config.set({"distributed.scheduler.http.routes":
                                   ["distributed.http.health"],
-                                  "temporary-directory": self.scratch}):
+                                  "temporary-directory": self.scratch}), _interrupt_deferred():
                 # (its web server on a free port: 8787 may be another cluster's)
                 self.cluster = LocalCluster(
                     n_workers=self.n_workers, threads_per_worker=1, processes=True,
