@@ -643,8 +643,17 @@ def test_cache_never_follows_a_planted_link(tmp_path, monkeypatch):
     victim.write_bytes(b"precious\n")
     path.symlink_to(victim)
     path.with_name(f".{path.name}.{os.getpid()}.tmp").symlink_to(victim)
+    # and at the name this process's next write will use
+    from itertools import count
+    from threading import get_ident
+    n = next(public._WRITES)
+    monkeypatch.setattr(public, "_WRITES", count(n + 1))
+    path.with_name(f".{path.name}.{os.getpid()}.{get_ident()}.{n + 1}.tmp").symlink_to(victim)
     assert PublicDomain.normalised_from(str(src), ex, 100, raw) == fresh and len(calls) == 1
-    assert victim.read_bytes() == b"precious\n"
+    assert victim.read_bytes() == b"precious\n"     # the write was skipped, nothing followed
+    assert path.is_symlink()
+    assert PublicDomain.normalised_from(str(src), ex, 100, raw) == fresh and len(calls) == 2
+    assert victim.read_bytes() == b"precious\n"     # the next name: written, link replaced
     assert not path.is_symlink() and public._read_cache(path)[0] == fresh.items
     # a valid entry behind a link is not read either
     path.rename(tmp_path / "moved.bin")
@@ -653,7 +662,7 @@ def test_cache_never_follows_a_planted_link(tmp_path, monkeypatch):
     path.unlink()
     os.mkfifo(path)
     assert public._read_cache(path) is None      # opened non-blocking, not a regular file
-    assert PublicDomain.normalised_from(str(src), ex, 100, raw) == fresh and len(calls) == 2
+    assert PublicDomain.normalised_from(str(src), ex, 100, raw) == fresh and len(calls) == 3
     assert path.is_file()
     # the folder itself a link: no cache there at all
     elsewhere = tmp_path / "elsewhere"
@@ -663,7 +672,7 @@ def test_cache_never_follows_a_planted_link(tmp_path, monkeypatch):
     (tmp_path / "cache2" / "public").symlink_to(elsewhere)
     for _ in range(2):
         assert PublicDomain.normalised_from(str(src), ex, 100, raw) == fresh
-    assert len(calls) == 4 and list(elsewhere.iterdir()) == []
+    assert len(calls) == 5 and list(elsewhere.iterdir()) == []
 
 
 def test_cache_entry_tampered_consistently_is_still_checked(tmp_path, monkeypatch):

@@ -22,11 +22,12 @@ import contextlib
 import functools
 import gzip
 import hashlib
+import itertools
 import json
 import math
 import os
-import secrets
 import stat
+import threading
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -377,7 +378,10 @@ def _write_cache(path: Path, domain: "PublicDomain") -> None:
     body = "\n".join(domain.items).encode("utf-8", "surrogatepass")
     if not _own_folder(path, create=True):
         return
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(8)}.tmp")
+    # unique to this writer (process, thread, call); anything already at the name (a planted
+    # link included) makes O_EXCL fail: the entry is then simply not written
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}."
+                         f"{next(_WRITES)}.tmp")
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o644)
     except OSError:
@@ -392,6 +396,7 @@ def _write_cache(path: Path, domain: "PublicDomain") -> None:
 
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_WRITES = itertools.count()
 
 
 def _read_cache(path: Path) -> tuple[tuple[str, ...], str, np.ndarray] | None:
