@@ -11,8 +11,9 @@ imports are outside it for both, the LocalCluster's start (its workers import dp
 for Dask. ``--repeat N`` runs N local/Dask pairs back to
 back and prints the median ratio: on a shared machine one pair is noisy. Both extract
 columnar: Dask runs the local extraction on each input file in a worker. A real cluster: set
-``[run] backend = "dask"`` and ``scheduler_address = "tcp://host:8786"`` in a recipe, or
-``--run.backend dask --run.scheduler_address tcp://host:8786`` on the command line.
+``[run] backend = "dask"`` and ``scheduler_address = "tls://host:8786"`` with ``tls_ca_file``,
+``tls_cert``, ``tls_key`` in a recipe (a tcp:// scheduler needs
+``send_private_data_unencrypted = true``), or the same as ``--run.KEY VALUE`` overrides.
 """
 
 from __future__ import annotations

@@ -317,9 +317,11 @@ def evaluate(source, mechanisms: list[str] | None, epsilons: list[float], delta:
                     for m in mechanisms)
     sequences = held_sequences = None
     train, heldout = split_users(itemsets, float(holdout))
-    if holdout and not (train.n_users and heldout.n_users):
-        raise ParameterError("holdout", holdout, "a share that leaves users on both sides",
-                             "The corpus has too few users for this split.")
+    if holdout and not (train.n_pairs and heldout.n_pairs):
+        # users whose every token was dropped count on neither side: nothing to train or score
+        raise ParameterError("holdout", holdout, "a share that leaves users holding items on "
+                             "both sides", "The corpus has too few users (with items) for "
+                             "this split.")
     itemsets = train
     utility = VocabularyUtility(train, heldout, extractor.describe())
     if needs_seq:   # the same users held out of the n-gram mechanisms

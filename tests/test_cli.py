@@ -373,6 +373,20 @@ def test_audit_command(tmp_path):
     assert json.loads((tmp_path / "a.json").read_text())["violation"] is False
 
 
+def test_audit_command_places_canaries_on_the_public_list(tmp_path):
+    res = runner.invoke(app, ["audit", "policy_gaussian_public", "--epsilon", "1", "--delta",
+                              "0.05", "-p", 'public_items=["w0", "pub0", "pub1"]', "--runs", "20",
+                              "--canary-items", "2", "--placement", "public",
+                              "-o", str(tmp_path / "a.json")])
+    assert res.exit_code == 0, res.output
+    assert "canary with 2 unique items on the public list" in res.output
+    assert "its items released without it in" in res.output
+    record = json.loads((tmp_path / "a.json").read_text())
+    assert record["placement"] == "public" and record["violation"] is False
+    res = runner.invoke(app, ["audit", "policy_gaussian", "--placement", "public"])
+    assert res.exit_code == 2 and "this mechanism has no public list" in res.output
+
+
 def test_skip_mode_reports_skips_on_the_console_only(tmp_path):
     p = tmp_path / "c.jsonl"
     lines = [json.dumps({"user": f"u{i}", "text": "the cat"}) for i in range(30)]

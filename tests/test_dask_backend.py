@@ -122,7 +122,8 @@ def test_counts_recipe_on_dask_writes_the_local_files(tmp_path, part, cluster):
     local = run_recipe(recipe, tmp_path / "local")
     # the module's cluster, through its scheduler address (a remote cluster's route)
     dask = run_recipe(recipe, tmp_path / "dask", overrides={
-        "run.backend": "dask", "run.scheduler_address": cluster.client.scheduler.address})
+        "run.backend": "dask", "run.scheduler_address": cluster.client.scheduler.address,
+        "run.send_private_data_unencrypted": True})   # tcp:// on this machine: opted in
     assert dask.record["backend"]["backend"] == "dask"
     assert local.release.counts is not None and len(local.release.counts) > 100
     assert dask.release.counts == local.release.counts
@@ -401,3 +402,44 @@ def test_our_local_workers_leave_ctrl_c_to_the_run(cluster):
     import signal
     ignored = cluster.client.run(lambda: signal.getsignal(signal.SIGINT) == signal.SIG_IGN)
     assert len(ignored) == 2 and all(ignored.values())
+
+
+def test_ctrl_c_on_a_dask_run_leaves_no_worker_files(tmp_path):
+    """Ctrl-C (SIGINT to the terminal's process group) once the LocalCluster's workers hold
+    their folders: the run exits 130, writes nothing, and leaves nothing in the temporary
+    folder (no worker-*.dirlock, no dask-scratch-space: the workers' folders are the run's own
+    temporary folder, removed as the cluster closes)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    corpus = tmp_path / "c.jsonl"
+    with open(corpus, "w", encoding="utf-8") as f:   # a few seconds of reading on the workers
+        f.writelines(f'{{"user": "u{i % 3000}", "text": "word{i % 977} other{i % 331} {i}"}}\n'
+                     for i in range(300_000))
+    out = tmp_path / "out"
+    exe = Path(sys.executable).parent / "dp-vocab"
+    proc = subprocess.Popen([str(exe), "run", str(REPO / "recipes" / "quickstart.cfg"), "-o",
+                             str(out), "-q", "--paths.corpus", str(corpus), "--run.backend",
+                             "dask", "--run.n_workers", "1"], env={**os.environ, "TMPDIR": str(tmp)},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not list(tmp.rglob("worker-*.dirlock")):
+            assert proc.poll() is None, "the run ended before its workers started"
+            assert time.monotonic() < deadline, "no worker started in 120 s"
+            time.sleep(0.05)
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 130, err.decode(errors="replace")[-2000:]
+    assert b"interrupted; nothing was written" in err
+    assert not out.exists()
+    assert sorted(str(p.relative_to(tmp)) for p in tmp.rglob("*")) == []

@@ -1,6 +1,7 @@
 """Hostile input: clear errors or counted skips, bounded memory, no half-written output."""
 
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -142,3 +143,112 @@ def test_streaming_cap_keeps_exactly_the_smallest_hash_items_with_full_counts(do
         else:
             b.add_counts(user, Counter(items))
     assert b.build().to_dict() == expected
+
+
+# ---- DataFrames and datasets objects: a clear error (frame, row, field, expected, found; never
+# the value) or the item sets the same data gives as plain (user, text) pairs
+
+SECRET = "Alice Secret"
+TEXTS = ["the cat", "a dog", "the dog", "a cat", "my cat", "your dog"]
+
+
+def _pandas(**cols):
+    import pandas as pd
+    return pd.DataFrame(cols)
+
+
+def _polars(**cols):
+    pl = pytest.importorskip("polars")
+    return pl.DataFrame(cols)
+
+
+def _dataset(**cols):
+    datasets = pytest.importorskip("datasets")
+    return datasets.Dataset.from_dict(cols)
+
+
+def _frame_cases():
+    import pandas as pd
+    pl = pytest.importorskip("polars")
+    nan_text = TEXTS[:2] + [float("nan")] + TEXTS[3:]
+    none_text = TEXTS[:2] + [None] + TEXTS[3:]
+    return [
+        # (id, frame factory, kwargs, expected error regex or each row's user id, as given)
+        ("pandas-mixed-str-int-ids", lambda: _pandas(user=[SECRET, 1, "b", 2, "c", 3],
+                                                     text=TEXTS), {},
+         r"<DataFrame>: field 'user': expected one kind of value per column .*found a column "
+         r"of mixed types; convert it"),
+        ("pandas-int-ids-with-nan", lambda: _pandas(user=[1, 2, None, 4, 5, 6], text=TEXTS), {},
+         r"field 'user': .*found a column of type double; integer ids with a missing value "
+         r"become floats in pandas: convert with"),
+        ("pandas-nullable-int-ids-with-na", lambda: _pandas(
+            user=pd.array([1, 2, pd.NA, 4, 5, 6], dtype="Int64"), text=TEXTS), {},
+         r"<DataFrame>:3: field 'user': expected a non-empty string or integer user id, "
+         r"found null"),
+        ("pandas-nan-text", lambda: _pandas(user=list("abcdef"), text=nan_text), {},
+         r"<DataFrame>:3: field 'text': empty document, found null"),
+        ("pandas-mixed-text", lambda: _pandas(user=list("abcdef"),
+                                              text=TEXTS[:2] + [3] + TEXTS[3:]), {},
+         r"field 'text': expected one kind of value per column"),
+        ("pandas-bytes-text", lambda: _pandas(user=list("abcdef"),
+                                              text=[t.encode() for t in TEXTS]), {},
+         r"field 'text': expected a column of strings, found a column of type binary"),
+        ("pandas-duplicate-text-column", lambda: pd.DataFrame(
+            [["a", "x y", SECRET]] * 6, columns=["user", "text", "text"]), {},
+         r"<DataFrame>: field 'text': expected one column of this name, found 2"),
+        ("pandas-datetime-ids", lambda: _pandas(user=pd.date_range("2020", periods=6),
+                                                text=TEXTS), {},
+         r"field 'user': expected a column of strings or integers \(user ids\), found a column "
+         r"of type timestamp"),
+        ("pandas-categorical-string-ids", lambda: _pandas(
+            user=pd.Categorical(list("abacca")), text=TEXTS), {},
+         list("abacca")),
+        ("pandas-categorical-integer-ids", lambda: _pandas(
+            user=pd.Categorical([1, 2, 1, 3, 3, 1]), text=TEXTS), {},
+         [1, 2, 1, 3, 3, 1]),
+        ("pandas-integer-column-names", lambda: pd.DataFrame({0: list("aabbcc"), 1: TEXTS}),
+         {"user": "0", "text": "1"}, list("aabbcc")),
+        ("polars-categorical-ids", lambda: _polars(
+            user=pl.Series(list("aabbcc"), dtype=pl.Categorical), text=TEXTS), {},
+         list("aabbcc")),
+        ("polars-float-text-with-nan", lambda: _polars(user=list("abcdef"),
+                                                       text=[1.0, float("nan"), 2, 3, 4, 5]), {},
+         r"field 'text': expected a column of strings, found a column of type double"),
+        ("polars-null-text", lambda: _polars(user=list("abcdef"), text=none_text), {},
+         r"<DataFrame>:3: field 'text': empty document, found null"),
+        ("polars-struct-ids", lambda: _polars(user=[{"name": SECRET}] * 6, text=TEXTS), {},
+         r"field 'user': expected a column of strings or integers \(user ids\), found a column "
+         r"of type struct"),
+        ("datasets-none-text", lambda: _dataset(user=list("abcdef"), text=none_text), {},
+         r"<Dataset>:3: field 'text': empty document, found null"),
+        ("datasets-list-text", lambda: _dataset(user=list("abcdef"),
+                                                text=[[SECRET]] * 6), {},
+         r"<Dataset>: field 'text': expected a column of strings, found a column of type list"),
+        ("datasets-float-ids", lambda: _dataset(user=[1.5] * 6, text=TEXTS), {},
+         r"<Dataset>: field 'user': .*found a column of type double"),
+        ("datasets-empty", lambda: _dataset(user=[], text=[]), {}, []),
+    ]
+
+
+@pytest.mark.parametrize("case", range(19))
+def test_hostile_frames_give_a_clear_error_or_the_right_item_sets(case):
+    from dp_vocab import itemsets_from_frame
+    name, make, kwargs, expected = _frame_cases()[case]
+    frame = make()
+    if isinstance(expected, str):
+        with pytest.raises(CorpusError) as e:
+            itemsets_from_frame(frame, **kwargs)
+        assert re.search(expected, str(e.value)), (name, str(e.value))
+        assert SECRET not in str(e.value)
+    else:   # the same rows as plain (user, text) pairs
+        extract = ItemExtractor(RegexTokenizer())
+        want: dict = {}
+        for user, text in zip(expected, TEXTS):
+            want.setdefault(user, set()).update(extract(text))
+        got = itemsets_from_frame(frame, **kwargs).to_dict()
+        assert {u: set(items) for u, items in got.items()} == want, name
+        assert [type(u) for u in got] == [type(u) for u in want], name
+
+
+def test_the_frame_cases_are_all_run():
+    assert len(_frame_cases()) == 19

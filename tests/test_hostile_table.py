@@ -519,6 +519,198 @@ def _lines_match_items(out: Path):
     assert len((out / "vocab.jsonl").read_text(encoding="utf-8").splitlines()) == len(items)
 
 
+# ---- the campaign over newer surfaces: Parquet and Arrow files, public lists given as files,
+# evaluate --holdout on tiny and degenerate corpora
+
+USERS = [f"u{i}" for i in range(60)]
+TEXTS = [f"the cat sat on the mat {i}" for i in range(60)]
+
+
+def _table_file(d: Path, kind: str, columns: dict, name: str = "c", stream: bool = False):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    table = pa.table(columns) if not isinstance(columns, pa.Table) else columns
+    path = d / f"{name}.{kind if not stream else 'arrows'}"
+    if kind == "parquet":
+        pq.write_table(table, path)
+    else:
+        opener = pa.ipc.new_stream if stream else pa.ipc.new_file
+        with pa.OSFile(str(path), "wb") as f, opener(f, table.schema) as w:
+            w.write_table(table)
+    return path
+
+
+def _table_run(kind: str, columns, cut: int | None = None, stream: bool = False):
+    """A run over a Parquet or Arrow file of ``columns`` (cut to its first ``cut`` bytes)."""
+    def make(d):
+        path = _table_file(d, kind, columns() if callable(columns) else columns, stream=stream)
+        if cut is not None:
+            path.write_bytes(path.read_bytes()[:cut])
+        return run(recipe(d, str(path), reader="arrow" if kind == "arrow" else "parquet"),
+                   "-o", "{out}")
+    return make
+
+
+def _dictionary_columns():
+    import pyarrow as pa
+    return {"user": pa.array(USERS).dictionary_encode(),
+            "text": pa.array(TEXTS).dictionary_encode()}
+
+
+def _categorical_int_ids():
+    import pyarrow as pa
+    return {"user": pa.array(list(range(60))).dictionary_encode(), "text": TEXTS}
+
+
+def _duplicate_columns():
+    import pyarrow as pa
+    return pa.Table.from_arrays([pa.array(USERS), pa.array(TEXTS), pa.array([SECRET] * 60)],
+                                names=["user", "text", "text"])
+
+
+def _second_file_without_user(d):
+    _table_file(d, "parquet", {"user": USERS, "text": TEXTS}, name="c1")
+    _table_file(d, "parquet", {"author": [SECRET], "text": ["x"]}, name="c2")
+    return run(recipe(d, str(d / "c*.parquet"), reader="parquet"), "-o", "{out}")
+
+
+def _public_list(content: bytes, name: str = "pub.txt", *extra: str):
+    """A policy_gaussian_public run whose public list is the file ``content``."""
+    def make(d):
+        (d / name).write_bytes(content)
+        return run(recipe(d, users_jsonl(d)), "-o", "{out}", "--mechanism.@mechanisms",
+                   "dp_vocab.policy_gaussian_public.v1", "--mechanism.public_items",
+                   str(d / name), *extra)
+    return make
+
+
+def _gz_cut(data: bytes) -> bytes:
+    packed = gzip.compress(data)
+    return packed[:len(packed) // 2]
+
+
+def _one_item_per_line(out: Path, err: str):
+    _lines_match_items(out)
+    items = (out / "vocab.txt").read_text(encoding="utf-8").split("\n")[:-1]
+    assert len(items) == len(set(items)) and {"the", "cat"} <= set(items)
+    assert all(w.splitlines() == [w] for w in items)
+
+
+def _holdout_corpus(d, held_text: str, n: int = 60):
+    """``n`` users; those the public split holds out at 0.5 write ``held_text``."""
+    import hashlib
+
+    from dp_vocab.bounding.user_order import encode_user_id
+    from dp_vocab.heldout import SPLIT_LABEL
+
+    def held(u):
+        return int.from_bytes(hashlib.sha256(SPLIT_LABEL + encode_user_id(u)).digest()[:8],
+                              "big") < (1 << 63)
+    with open(d / "c.jsonl", "w", encoding="utf-8") as f:
+        for i in range(n):
+            u = f"u{i}"
+            f.write(json.dumps({"user": u, "text": held_text if held(u) else "the cat sat"})
+                    + "\n")
+    return ["evaluate", str(d / "c.jsonl"), "-o", "{out}", "--repeats", "1", "--mechanisms",
+            "weighted_gaussian", "--holdout", "0.5"]
+
+
+def _one_user_holdout(d):
+    (d / "c.jsonl").write_text(json.dumps({"user": SECRET, "text": "the cat"}) + "\n")
+    return ["evaluate", str(d / "c.jsonl"), "-o", "{out}", "--repeats", "1", "--mechanisms",
+            "weighted_gaussian", "--holdout", "0.2"]
+
+
+def _holdout_results_are_numbers(out: Path, err: str):
+    record = json.loads((out / "results.json").read_text(encoding="utf-8"),
+                        parse_constant=lambda c: pytest.fail(f"results.json holds {c}"))
+    assert record["summary"][0]["heldout_coverage_mean"] >= 0
+
+
+_LONG = "x" * 80   # longer than the extractor's max_length: dropped
+CASES += [
+    Case("parquet-truncated", _table_run("parquet", {"user": USERS, "text": TEXTS}, cut=300),
+         message=r"c\.parquet: not a readable Parquet file"),
+    Case("arrow-file-truncated", _table_run("arrow", {"user": USERS, "text": TEXTS}, cut=600),
+         message=r"c\.arrow: not a readable Arrow IPC file or stream"),
+    Case("arrow-stream-truncated", _table_run("arrow", {"user": USERS, "text": TEXTS}, cut=600,
+                                              stream=True),
+         message=r"c\.arrows: not a readable Arrow IPC file or stream"),   # not "compressed"
+    Case("parquet-nested-user-struct",
+         _table_run("parquet", {"user": [{"name": SECRET}] * 60, "text": TEXTS}),
+         message=r"c\.parquet: field 'user': expected a column of strings or integers "
+                 r"\(user ids\), found a column of type struct"),
+    Case("arrow-nested-text-list", _table_run("arrow", {"user": USERS, "text": [[SECRET]] * 60}),
+         message=r"c\.arrow: field 'text': expected a column of strings, found a column of "
+                 r"type list"),
+    Case("parquet-dictionary-encoded", _table_run("parquet", _dictionary_columns), code=0,
+         check=_ok_vocab({"the", "cat", "sat"})),
+    Case("arrow-dictionary-encoded", _table_run("arrow", _dictionary_columns), code=0,
+         check=_ok_vocab({"the", "cat", "sat"})),
+    Case("arrow-categorical-integer-ids", _table_run("arrow", _categorical_int_ids), code=0,
+         check=_ok_vocab({"the", "cat", "sat"})),
+    Case("parquet-null-user-row-31",
+         _table_run("parquet", {"user": USERS[:30] + [None] + USERS[31:], "text": TEXTS}),
+         message=r"c\.parquet:31: field 'user': expected a non-empty string or integer user "
+                 r"id, found null\. Fix the row"),
+    Case("arrow-null-text-row-31",
+         _table_run("arrow", {"user": USERS, "text": TEXTS[:30] + [None] + TEXTS[31:]}),
+         message=r"c\.arrow:31: field 'text': empty document, found null"),
+    Case("parquet-float-user-ids", _table_run("parquet", {"user": [float(i) for i in range(60)],
+                                                          "text": TEXTS}),
+         message=r"field 'user': .*found a column of type double; integer ids with a missing "
+                 r"value become floats"),
+    Case("parquet-duplicate-column", _table_run("parquet", _duplicate_columns),
+         message=r"c\.parquet: field 'text': expected one column of this name, found 2; "
+                 r"rename or drop the others"),
+    Case("arrow-duplicate-column", _table_run("arrow", _duplicate_columns),
+         message=r"c\.arrow: field 'text': expected one column of this name, found 2"),
+    Case("parquet-zero-rows", _table_run("parquet", lambda: {
+        "user": __import__("pyarrow").array([], "string"),
+        "text": __import__("pyarrow").array([], "string")}), code=0, check=_empty_release),
+    Case("parquet-second-file-without-user-column", _second_file_without_user,
+         message=r"c2\.parquet: field 'user': column missing"),
+    # public lists given as files
+    Case("public-list-empty", _public_list(b""),
+         message=r"pub\.txt: the public item list holds no item; expected one item per line"),
+    Case("public-list-blank-lines", _public_list(b"\n\r\n \n"),
+         message=r"pub\.txt: the public item list holds no item"),
+    Case("public-list-duplicates-and-line-breaks",
+         _public_list("\ufeffthe\nthe\ncat\rsat\nmat\u2028on\x85x\nthe\tcat\n".encode()),
+         code=0, check=_one_item_per_line),
+    Case("public-list-not-utf8", _public_list(b"the\ncat\ncaf\xe9\nsat\n"),
+         message=r"pub\.txt:3: not valid UTF-8 \(invalid continuation byte at byte 4 of the "
+                 r"line\)"),
+    Case("public-list-utf16", _public_list("the\ncat\n".encode("utf-16")),
+         message=r"pub\.txt:1: not valid UTF-8"),
+    Case("public-list-over-long-line", _public_list(b"the\n" + b"x" * (1 << 20) + b"\n"),
+         message=r"pub\.txt:2: line longer than 1,048,576 bytes"),
+    Case("public-list-gz-truncated",
+         _public_list(_gz_cut("".join(f"w{i}\n" for i in range(20_000)).encode()),
+                      "pub.txt.gz"),
+         message=r"pub\.txt\.gz: cannot be read after line \d+ \(EOFError: a damaged "
+                 r"compressed file"),
+    # read only as far as the list's size (the last band's limit): a damaged tail past it,
+    # as in a file of gigabytes, is never read
+    Case("public-list-read-only-to-its-limit",
+         _public_list(b"the\ncat\nsat\n" + b"\xff" * 1000 + b"\n",
+                      "pub.txt", "--mechanism.public_bands", "[[3, 1]]"),
+         code=0, check=_ok_vocab({"the", "cat", "sat"})),
+    # evaluate --holdout on tiny and degenerate corpora
+    Case("evaluate-holdout-one-user", _one_user_holdout,
+         message=r"holdout: expected a share that leaves users holding items on both sides"),
+    Case("evaluate-holdout-held-out-users-without-items", lambda d: _holdout_corpus(
+        d, f"{_LONG} {_LONG}"), message=r"holdout: expected a share that leaves users "
+                                        r"holding items on both sides"),
+    Case("evaluate-holdout-held-out-users-share-nothing",
+         lambda d: _holdout_corpus(d, "zzz qqq"), code=0, check=_holdout_results_are_numbers),
+    Case("evaluate-holdout-1", lambda d: _evaluate(d, "--holdout", "1"),
+         message=r"holdout: expected a share of users in \[0, 1\)"),
+    Case("evaluate-holdout-nan", lambda d: _evaluate(d, "--holdout", "nan"),
+         message=r"holdout: expected a share of users in \[0, 1\)"),
+]
+
+
 def _files(d: Path) -> set[str]:
     return {str(p.relative_to(d)) for p in d.rglob("*")}
 

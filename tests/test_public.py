@@ -2,6 +2,7 @@
 
 import gzip
 import math
+import os
 
 import numpy as np
 import pytest
@@ -535,6 +536,180 @@ def test_cache_entry_is_named_by_the_item_hash_too(tmp_path, monkeypatch):
     assert public._cache_path(str(src), ex, 10) != before
 
 
+
+# ---- the cache under hostile conditions: every case computes the list afresh, never fails,
+# never writes outside its own entries
+
+def _cache_case(tmp_path, monkeypatch, lines=("dog", "cat")):
+    """(a list file, an extractor, a counting ``raw``, its calls, the list's normalised form)."""
+    src = tmp_path / "list.txt"
+    src.write_text("".join(f"{w}\n" for w in lines), encoding="utf-8")
+    ex = item_extractor(regex_tokenizer())
+    calls = []
+
+    def raw():
+        calls.append(1)
+        return PublicDomain.load(str(src), 100)
+    return src, ex, raw, calls, PublicDomain.load(str(src), 100).normalised_by(ex, 100)
+
+
+def test_cache_without_a_home_is_no_cache(tmp_path, monkeypatch):
+    """No HOME and no passwd entry: expanduser("~") stays "~", which must not become a folder
+    named "~" in the working directory."""
+    from dp_vocab.mechanisms import public
+    for name in ("DP_VOCAB_CACHE_DIR", "XDG_CACHE_HOME", "HOME"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(public.os.path, "expanduser", lambda p: p)
+    monkeypatch.chdir(tmp_path)
+    src, ex, raw, calls, fresh = _cache_case(tmp_path, monkeypatch)
+    assert public._cache_path(str(src), ex, 100) is None
+    for _ in range(2):
+        assert PublicDomain.normalised_from(str(src), ex, 100, raw) == fresh
+    assert len(calls) == 2 and sorted(p.name for p in tmp_path.iterdir()) == ["list.txt"]
+
+
+def test_cache_on_a_read_only_home_reads_and_never_fails(tmp_path, monkeypatch):
+    """A read-only file system (EROFS on every create, as root sees it too): an entry already
+    there is read; a missing one is computed each time, without an error."""
+    import errno
+
+    from dp_vocab.mechanisms import public
+    monkeypatch.setenv("DP_VOCAB_CACHE_DIR", str(tmp_path / "cache"))
+    src, ex, raw, calls, fresh = _cache_case(tmp_path, monkeypatch)
+    PublicDomain.normalised_from(str(src), ex, 100, raw)            # the entry, written
+    real_open, real_mkdir = public.os.open, public.os.mkdir
+
+    def read_only_open(path, flags, *args):
+        if flags & (os.O_CREAT | os.O_WRONLY | os.O_RDWR):
+            raise OSError(errno.EROFS, "Read-only file system")
+        return real_open(path, flags, *args)
+
+    def read_only_mkdir(*args, **kwargs):
+        raise OSError(errno.EROFS, "Read-only file system")
+    monkeypatch.setattr(public.os, "open", read_only_open)
+    monkeypatch.setattr(os, "mkdir", read_only_mkdir)
+    assert PublicDomain.normalised_from(str(src), ex, 100, raw) == fresh and len(calls) == 1
+    monkeypatch.setenv("DP_VOCAB_CACHE_DIR", str(tmp_path / "elsewhere"))   # nothing there
+    for _ in range(2):
+        assert PublicDomain.normalised_from(str(src), ex, 100, raw) == fresh
+    assert len(calls) == 3 and not (tmp_path / "elsewhere").exists()
+    monkeypatch.setattr(public.os, "open", real_open)
+    monkeypatch.setattr(os, "mkdir", real_mkdir)
+    if os.geteuid() != 0:   # a real read-only folder (root writes through permissions)
+        folder = tmp_path / "ro"
+        folder.mkdir(mode=0o555)
+        monkeypatch.setenv("DP_VOCAB_CACHE_DIR", str(folder / "cache"))
+        assert PublicDomain.normalised_from(str(src), ex, 100, raw) == fresh
+
+
+def test_cache_with_concurrent_writers_is_always_whole(tmp_path, monkeypatch):
+    """Threads of one process (one pid) and the reads between them: every read is no entry
+    yet or the exact list, never a mix; no temporary file is left."""
+    import threading
+
+    from dp_vocab.mechanisms import public
+    monkeypatch.setenv("DP_VOCAB_CACHE_DIR", str(tmp_path / "cache"))
+    words = [f"word{i}" for i in range(20_000)]   # large enough for writes to overlap
+    src, ex, raw, calls, fresh = _cache_case(tmp_path, monkeypatch, words)
+    path = public._cache_path(str(src), ex, 100)
+    domain = PublicDomain.load(str(src), 100_000).normalised_by(ex, 100_000)
+    bad, stop = [], threading.Event()
+
+    def write():
+        for _ in range(15):
+            public._write_cache(path, domain)
+
+    def read():
+        seen_whole = False
+        while not stop.is_set():
+            got = public._read_cache(path)
+            if got is None:
+                if seen_whole:
+                    bad.append("an entry read whole became unreadable")
+            elif got[0] != domain.items or not (got[2] == domain.hashes).all():
+                bad.append("a wrong entry")
+            else:
+                seen_whole = True
+    readers = [threading.Thread(target=read) for _ in range(2)]
+    writers = [threading.Thread(target=write) for _ in range(6)]
+    for t in readers + writers:
+        t.start()
+    for t in writers:
+        t.join()
+    stop.set()
+    for t in readers:
+        t.join()
+    assert bad == []
+    assert [p.name for p in path.parent.iterdir()] == [path.name]
+    assert public._read_cache(path)[0] == domain.items
+
+
+def test_cache_never_follows_a_planted_link(tmp_path, monkeypatch):
+    """A symlink at the entry's name, at the temporary name the old code used
+    (".NAME.PID.tmp"), a FIFO at the entry's name, a linked cache folder: the targets are
+    never read or written, the run neither fails nor hangs."""
+    from dp_vocab.mechanisms import public
+    monkeypatch.setenv("DP_VOCAB_CACHE_DIR", str(tmp_path / "cache"))
+    src, ex, raw, calls, fresh = _cache_case(tmp_path, monkeypatch)
+    path = public._cache_path(str(src), ex, 100)
+    path.parent.mkdir(parents=True)
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"precious\n")
+    path.symlink_to(victim)
+    path.with_name(f".{path.name}.{os.getpid()}.tmp").symlink_to(victim)
+    # and at the name this process's next write will use
+    from itertools import count
+    from threading import get_ident
+    n = next(public._WRITES)
+    monkeypatch.setattr(public, "_WRITES", count(n + 1))
+    path.with_name(f".{path.name}.{os.getpid()}.{get_ident()}.{n + 1}.tmp").symlink_to(victim)
+    assert PublicDomain.normalised_from(str(src), ex, 100, raw) == fresh and len(calls) == 1
+    assert victim.read_bytes() == b"precious\n"     # the write was skipped, nothing followed
+    assert path.is_symlink()
+    assert PublicDomain.normalised_from(str(src), ex, 100, raw) == fresh and len(calls) == 2
+    assert victim.read_bytes() == b"precious\n"     # the next name: written, link replaced
+    assert not path.is_symlink() and public._read_cache(path)[0] == fresh.items
+    # a valid entry behind a link is not read either
+    path.rename(tmp_path / "moved.bin")
+    path.symlink_to(tmp_path / "moved.bin")
+    assert public._read_cache(path) is None
+    path.unlink()
+    os.mkfifo(path)
+    assert public._read_cache(path) is None      # opened non-blocking, not a regular file
+    assert PublicDomain.normalised_from(str(src), ex, 100, raw) == fresh and len(calls) == 3
+    assert path.is_file()
+    # the folder itself a link: no cache there at all
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.setenv("DP_VOCAB_CACHE_DIR", str(tmp_path / "cache2"))
+    (tmp_path / "cache2").mkdir()
+    (tmp_path / "cache2" / "public").symlink_to(elsewhere)
+    for _ in range(2):
+        assert PublicDomain.normalised_from(str(src), ex, 100, raw) == fresh
+    assert len(calls) == 5 and list(elsewhere.iterdir()) == []
+
+
+def test_cache_entry_tampered_consistently_is_still_checked(tmp_path, monkeypatch):
+    """An entry rewritten with matching digests but duplicate or empty items (which
+    PublicDomain never holds) is recomputed."""
+    import hashlib
+
+    from dp_vocab.mechanisms import public
+    monkeypatch.setenv("DP_VOCAB_CACHE_DIR", str(tmp_path / "cache"))
+    src, ex, raw, calls, fresh = _cache_case(tmp_path, monkeypatch)
+    path = public._cache_path(str(src), ex, 100)
+    PublicDomain.normalised_from(str(src), ex, 100, raw)
+    for items in (["dog", "dog"], ["dog", ""]):
+        hashes = item_hashes(items).tobytes()
+        body = "\n".join(items).encode()
+        path.write_bytes(b"%s 2 %s %s\n" % (public._CACHE_FORMAT,
+                                             hashlib.sha256(body).hexdigest().encode(),
+                                             hashlib.sha256(hashes).hexdigest().encode())
+                         + hashes + body)
+        n = len(calls)
+        assert PublicDomain.normalised_from(str(src), ex, 100, raw) == fresh
+        assert len(calls) == n + 1
+
 # ---- the cap on items outside P (public.md §10) --------------------------------------------------
 
 outside_rows = st.lists(st.lists(st.tuples(st.integers(0, 11), st.integers(1, 4)), max_size=10),
@@ -642,3 +817,18 @@ def test_dpne_public_drops_list_items_holding_the_joiner_from_python_too():
         assert "zzz" in release.items            # the rest of P is released as designed
         assert release.privacy["public_domain"]["items"] == 1
         assert listed not in m.for_extractor(ex).domain.items
+
+
+def test_public_lists_given_as_files_or_lists_are_read_entry_by_entry(tmp_path):
+    """A file's entries end at every line break str.splitlines() knows (no entry holds one),
+    its BOM and blank entries are dropped, duplicates keep their first rank; a list from Python
+    holding a line break is refused, described by its kind, never printed."""
+    src = tmp_path / "list.txt"
+    src.write_bytes("\ufeffthe\nthe\ncat\rsat\nmat\u2028on\x85x\n \nthe\tcat\n".encode())
+    assert PublicDomain.load(str(src), 100).items == ("the", "cat", "sat", "mat", "on", "x")
+    assert PublicDomain.load(str(src), 2).items == ("the", "cat")
+    with pytest.raises(ParameterError) as e:
+        make_mechanism("policy_gaussian_public", epsilon=1.0, delta=1e-5,
+                       public_items=["fine", "Alice\u2028Secret"])
+    assert "public_items: expected" in str(e.value) and "a list of 2 entries" in str(e.value)
+    assert "Alice" not in str(e.value)

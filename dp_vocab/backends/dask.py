@@ -11,7 +11,10 @@ fractional sums up to summation order).
 from __future__ import annotations
 
 import contextlib
+import shutil
+import tempfile
 import warnings
+from typing import Any
 
 import numpy as np
 
@@ -512,10 +515,39 @@ def _ignore_interrupts() -> None:
         pass
 
 
+@contextlib.contextmanager
+def _interrupt_deferred():
+    """Ctrl-C held back while a LocalCluster starts, then raised: raised inside LocalCluster's
+    constructor it would leave the workers running, unknown to close(), writing into the
+    folder close() removes. A worker the same Ctrl-C reached (the terminal's process group)
+    fails the start: that failure is the interrupt too. (Only the main thread handles
+    signals.)"""
+    import signal
+    import threading
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    pending: list = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: pending.append(signum))
+    try:
+        yield
+    except Exception:
+        if pending:
+            raise KeyboardInterrupt from None
+        raise
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if pending:
+        raise KeyboardInterrupt
+
+
 class DaskBackend:
     name = "dask"
 
-    def __init__(self, scheduler_address: str | None = None, n_workers: int = 2):
+    def __init__(self, scheduler_address: str | None = None, n_workers: int = 2,
+                 tls: dict | None = None):
+        """``tls``: ``tls_ca_file``, ``tls_cert`` and optionally ``tls_key`` (PEM files) for a
+        tls:// scheduler (``backends.check_run`` says which addresses a recipe may use)."""
         try:
             from distributed import Client, LocalCluster
         except ImportError:
@@ -524,24 +556,45 @@ class DaskBackend:
                                  "dp-vocab checkout)") from None
         self.scheduler_address = scheduler_address
         self.n_workers = int(n_workers)
+        self.scratch: str | None = None
+        self.cluster: Any = None
+        self.client: Any = None
+        try:
+            self._start(Client, LocalCluster, tls)
+        except BaseException:   # Ctrl-C or an error while starting: nothing left behind
+            self.close()
+            raise
+
+    def _start(self, Client, LocalCluster, tls: dict | None) -> None:
+        scheduler_address = self.scheduler_address
         if scheduler_address:
-            self.cluster = None
-            self.client = Client(scheduler_address)
+            security = None
+            if tls:
+                from distributed.security import Security
+                security = Security(tls_ca_file=tls["tls_ca_file"],
+                                    tls_client_cert=tls["tls_cert"],
+                                    tls_client_key=tls.get("tls_key"), require_encryption=True)
+            self.client = Client(scheduler_address, security=security)
         else:
             import logging
 
             import dask
+            # the workers' folders (their worker-*.dirlock files, any spilled data) in a folder
+            # of this run, removed by close() whatever happened, Ctrl-C included
+            self.scratch = tempfile.mkdtemp(prefix="dp-vocab-dask-")
             # no dashboard and of the scheduler's web pages only /health (on 127.0.0.1): the
             # others serve the tasks' exceptions, which may quote the input, and statistics of
             # the data (bytes held, task counts); and the workers log no task failure (its text
             # would reach this process's stderr): the error reaches the caller, who decides
             # what to show
             with dask.config.set({"distributed.scheduler.http.routes":
-                                  ["distributed.http.health"]}):
+                                  ["distributed.http.health"],
+                                  "temporary-directory": self.scratch}), _interrupt_deferred():
                 # (its web server on a free port: 8787 may be another cluster's)
                 self.cluster = LocalCluster(
                     n_workers=self.n_workers, threads_per_worker=1, processes=True,
                     dashboard_address=None, silence_logs=logging.CRITICAL,
+                    local_directory=self.scratch,
                     scheduler_kwargs={"dashboard_address": "127.0.0.1:0", "dashboard": False})
             self.client = Client(self.cluster)
             self.client.wait_for_workers(self.n_workers)
@@ -601,9 +654,14 @@ class DaskBackend:
         import logging
         # workers may log a failed heartbeat while the local cluster shuts down: not an error
         logging.getLogger("distributed").setLevel(logging.CRITICAL)
-        self.client.close()
-        if self.cluster is not None:
-            self.cluster.close()
+        try:
+            if self.client is not None:
+                self.client.close()
+            if self.cluster is not None:
+                self.cluster.close()
+        finally:   # also when a second Ctrl-C interrupts the closing
+            if self.scratch is not None:
+                shutil.rmtree(self.scratch, ignore_errors=True)
 
 
 __all__ = ["DaskBackend", "DaskSequences", "DaskUserItems"]

@@ -315,6 +315,10 @@ def audit(mechanism: str = typer.Argument(..., metavar="MECHANISM",
           canary_items: int = typer.Option(1000, help="Unique items held by the canary user"),
           runs: int = typer.Option(2000, help="Releases per neighbouring dataset"),
           confidence: float = typer.Option(0.95, help="Clopper-Pearson confidence"),
+          placement: str = typer.Option(
+              "unique", help="Where the canary's items are: unique (outside any public list), "
+                             "public (on the mechanism's public list), ngrams (common tokens "
+                             "in a new order: DPNE's levels >= 2)"),
           output: Path = typer.Option(None, "--output", "-o", help="Write the result as JSON")):
     """Estimate privacy loss empirically: a canary user with unique items, neighbouring
     datasets, many releases; reports the canary release rate against δ and an ε lower bound."""
@@ -332,11 +336,12 @@ def audit(mechanism: str = typer.Argument(..., metavar="MECHANISM",
             if k in ("epsilon", "delta"):
                 _fail(f"--param {kv!r}: set {k} with --{k}")
             params[k] = parse_override_value(v)
-        check_audit_parameters(canary_items, runs, confidence)
+        check_audit_parameters(canary_items, runs, confidence, placement)
         if output is not None:
             check_result_path(output)  # before the (long) audit
         mech = make_mechanism(mechanism, epsilon=epsilon, delta=delta, **params)
-        result = run_audit(mech, canary_items=canary_items, runs=runs, confidence=confidence)
+        result = run_audit(mech, canary_items=canary_items, runs=runs, confidence=confidence,
+                           placement=placement)
         typer.echo(result.summary())
         if output is not None:
             write_result(result, output)

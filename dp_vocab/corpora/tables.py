@@ -111,7 +111,8 @@ class ArrowReader(_TableReader):
                 _check_schema(reader.schema, self, path)
                 yield from _select(reader, self)
         except (pa.ArrowException, OSError) as e:
-            if isinstance(e, _DECOMPRESS_ERRORS) and not isinstance(e, pa.ArrowException):
+            if isinstance(e, _DECOMPRESS_ERRORS) and not isinstance(e, pa.ArrowException) \
+                    and path.suffix.lower() in (".gz", ".bz2", ".xz"):
                 raise corrupt_stream(path, e) from None
             raise CorpusError(f"not a readable Arrow IPC file or stream ({type(e).__name__})",
                               path=path) from None
@@ -152,13 +153,16 @@ class FrameReader(_TableReader):
         frame, uf, tf = self.frame, self.user_field, self.text_field
         kind = type(frame).__module__.split(".")[0]
         if kind == "polars":
-            _check_names(list(frame.columns), self)
+            _check_names(list(frame.columns), self)   # names are unique in a polars frame
             table = frame.select(uf, tf).to_arrow()
         elif kind == "pandas":
-            _check_names([str(c) for c in frame.columns], self)
+            names = [str(c) for c in frame.columns]
+            _check_names(names, self)
+            for name in (uf, tf):
+                _check_once(names.count(name), self.path, name)
             table = _pandas_table(frame, self)
         elif kind == "datasets":
-            _check_names(list(frame.column_names), self)
+            _check_names(list(frame.column_names), self)   # names are unique in a Dataset
             arrow = frame.select_columns([uf, tf]).with_format("arrow")
             _check_schema(arrow.features.arrow_schema, self, self.path)
             for start in range(0, arrow.num_rows, self.batch_rows):
@@ -179,8 +183,9 @@ def _pandas_table(frame, reader: FrameReader):
     import pyarrow as pa
     cols = {}
     for name in (reader.user_field, reader.text_field):
+        (column,) = [c for c in frame.columns if str(c) == name]   # one (_check_once)
         try:
-            cols[name] = pa.array(frame[name], from_pandas=True)
+            cols[name] = pa.array(frame[column], from_pandas=True)
         except (pa.ArrowInvalid, pa.ArrowTypeError):
             raise CorpusError("expected one kind of value per column (strings, or integers for "
                               "user ids), found a column of mixed types; convert it, e.g. "
@@ -225,15 +230,28 @@ def _check_schema(schema, reader: _TableReader, path) -> None:
             raise CorpusError(f"column missing; set {setting} to the column that holds the "
                               f"{'user id' if setting == 'user_field' else 'text'}",
                               path=path, field=name)
+        _check_once(names.count(name), path, name)
     user_type = schema.field(reader.user_field).type
+    if pa.types.is_dictionary(user_type) and pa.types.is_integer(user_type.value_type):
+        user_type = user_type.value_type   # categorical integer ids: decoded (check_columns)
     if not (_is_string(user_type) or pa.types.is_integer(user_type)
             or pa.types.is_null(user_type)):
+        hint = ("; integer ids with a missing value become floats in pandas: convert with "
+                "df[col].astype(\"Int64\") (then fix or skip the missing ones) or .astype(str)"
+                if pa.types.is_floating(user_type) else "")
         raise CorpusError(f"expected a column of strings or integers (user ids), found a "
-                          f"column of type {user_type}", path=path, field=reader.user_field)
+                          f"column of type {user_type}{hint}", path=path,
+                          field=reader.user_field)
     text_type = schema.field(reader.text_field).type
     if not (_is_string(text_type) or pa.types.is_null(text_type)):
         raise CorpusError(f"expected a column of strings, found a column of type {text_type}",
                           path=path, field=reader.text_field)
+
+
+def _check_once(count: int, path, name: str) -> None:
+    if count > 1:
+        raise CorpusError(f"expected one column of this name, found {count}; rename or drop "
+                          f"the others", path=path, field=name)
 
 
 def _is_string(t) -> bool:
@@ -247,8 +265,13 @@ def check_columns(reader: _TableReader, batch, first_row: int, path):
     """A record batch's (users, texts) as polars Series with bad rows reported (or dropped);
     None when no row is left."""
     import polars as pl
+    import pyarrow as pa
     uf, tf = reader.user_field, reader.text_field
     _check_schema(batch.schema, reader, path)
+    user_type = batch.schema.field(uf).type
+    if pa.types.is_dictionary(user_type) and pa.types.is_integer(user_type.value_type):
+        batch = pa.record_batch([batch.column(uf).dictionary_decode(), batch.column(tf)],
+                                names=[uf, tf])
     df = pl.from_arrow(batch)
     if not isinstance(df, pl.DataFrame):
         df = df.to_frame()

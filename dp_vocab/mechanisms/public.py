@@ -23,10 +23,14 @@ import copy
 import functools
 import gzip
 import hashlib
+import itertools
 import json
 import math
 import os
-from collections.abc import Callable, Sequence
+import stat
+import threading
+import zlib
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -78,7 +82,11 @@ class PublicDomain:
         if isinstance(source, str) and source.startswith(WORDFREQ_PREFIX):
             words = _wordfreq_list(source[len(WORDFREQ_PREFIX):])
         elif isinstance(source, (str, Path)):
-            words = _read_list(Path(source))
+            items = _first_distinct(_read_list(Path(source)), limit)
+            if not items:
+                raise CorpusError("the public item list holds no item; expected one item per "
+                                  "line (most frequent first)", path=Path(source))
+            return cls(items, raw_source_name(source))
         else:
             words = tuple(source)
         return cls(_first_distinct(words, limit), raw_source_name(source))
@@ -205,10 +213,20 @@ def check_source(source) -> None:
             raise CorpusError("public item list not found; expected a text file with one item "
                               "per line (most frequent first)", path=Path(source))
     elif not (isinstance(source, Sequence) and all(
-            isinstance(w, str) and "\n" not in w and "\r" not in w for w in source)):
-        raise ParameterError("public_items", source,
+            isinstance(w, str) and (not w or w.splitlines() == [w]) for w in source)):
+        raise ParameterError("public_items", _kind(source),
                              "\"wordfreq:LANG\", a path to a file of items (one per line) "
-                             "or a list of strings without line breaks")
+                             "or a list of strings without line breaks (no character "
+                             "str.splitlines() breaks on: \\n, \\r, \\x0b, \\x0c, "
+                             "\\x1c-\\x1e, \\x85, \\u2028, \\u2029)")
+
+
+def _kind(source) -> str:
+    """A list described by kind and size: a message never prints its entries."""
+    try:
+        return f"a {type(source).__name__} of {len(source)} entries"
+    except TypeError:
+        return f"a {type(source).__name__}"
 
 
 def _wordfreq_module() -> Path:
@@ -236,22 +254,54 @@ def _wordfreq_list(lang) -> tuple[str, ...]:
     return tuple(wordfreq.top_n_list(lang, 10 ** 7))
 
 
-def _read_list(path: Path) -> list[str]:
+MAX_LIST_LINE = 1 << 20   # bytes: no public item is this long; a line is never held whole
+
+
+def _read_list(path: Path) -> Iterator[str]:
+    """The entries of a list file in order, read as needed (``_first_distinct`` stops at the
+    limit, so a file of gigabytes is read only as far as its first ``limit`` distinct items):
+    the first tab-separated column of each line; a UTF-8 byte-order mark is dropped; every
+    character ``str.splitlines()`` breaks on ends an entry, as a newline does (no entry holds
+    a line break). Errors name the file and line."""
     opener = gzip.open if path.suffix == ".gz" else open
+    n = 0
     try:
-        with opener(path, "rt", encoding="utf-8", newline="") as f:
-            return [line.rstrip("\r\n").split("\t", 1)[0] for line in f]
-    except UnicodeDecodeError as e:
-        raise CorpusError(f"not UTF-8 ({e.reason} at byte {e.start})", path=path) from None
+        with opener(path, "rb") as f:
+            while True:
+                raw = f.readline(MAX_LIST_LINE + 1)
+                if not raw:
+                    return
+                n += 1
+                if len(raw) > MAX_LIST_LINE:
+                    raise CorpusError(f"line longer than {MAX_LIST_LINE:,} bytes; expected one "
+                                      f"item per line (most frequent first)", path=path, line=n)
+                if n == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                    raw = raw[3:]
+                try:
+                    text = raw.decode("utf-8")
+                except UnicodeDecodeError as e:
+                    raise CorpusError(f"not valid UTF-8 ({e.reason} at byte {e.start + 1} of "
+                                      f"the line); expected a UTF-8 text file with one item "
+                                      f"per line", path=path, line=n) from None
+                for part in text.splitlines():
+                    yield part.split("\t", 1)[0]
+    except (OSError, EOFError, zlib.error) as e:
+        after = f" after line {n}" if n else ""
+        raise CorpusError(f"cannot be read{after} ({type(e).__name__}: a damaged compressed "
+                          f"file, or an I/O error). Re-create or re-download it",
+                          path=path) from None
 
 
 def _first_distinct(words, limit: int) -> tuple[str, ...]:
+    """The first ``limit`` distinct entries, in order; blank ones (never an item) skipped."""
     out: dict[str, None] = {}
+    if limit < 1:
+        return ()
     for w in words:
-        if len(out) >= limit:
-            break
-        if w and w not in out:
+        if w not in out and w.strip():
             out[w] = None
+            if len(out) >= limit:   # before the next entry is asked for: a file stops here
+                break
     return tuple(out)
 
 
@@ -262,20 +312,27 @@ def raw_source_name(source) -> str:
     return f"list of {len(source)} public items"
 
 
-def _cache_dir() -> Path:
+def _cache_dir() -> Path | None:
+    """The cache's folder, or None (no cache) when there is no home to put it in."""
     explicit = os.environ.get("DP_VOCAB_CACHE_DIR")
     if explicit:
         return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    base = os.environ.get("XDG_CACHE_HOME")
+    if not base:
+        home = os.path.expanduser("~")
+        if not os.path.isabs(home):   # no HOME and no passwd entry: "~" would be the cwd's
+            return None
+        base = os.path.join(home, ".cache")
     return Path(base) / "dp-vocab"
 
 
 @functools.lru_cache(maxsize=1)
 def _code_digest() -> str:
-    """dp-vocab's version and the source of its text processing: a new extractor, a new entry."""
+    """dp-vocab's version and the source of its text processing and of this module (which
+    reads the lists): a new extractor or list reader, a new entry."""
     from ..version import __version__
     h = hashlib.sha256(__version__.encode())
-    for f in sorted((Path(__file__).parents[1] / "text").glob("*.py")):
+    for f in [Path(__file__), *sorted((Path(__file__).parents[1] / "text").glob("*.py"))]:
         h.update(f.name.encode() + f.read_bytes())
     return h.hexdigest()
 
@@ -288,7 +345,11 @@ def _cache_path(source, extractor, limit: int) -> Path | None:
         origin = f"{source} wordfreq {version('wordfreq')} {_wordfreq_module()}"
     elif isinstance(source, (str, Path)):
         try:
-            origin = hashlib.sha256(Path(source).read_bytes()).hexdigest()
+            digest = hashlib.sha256()
+            with open(source, "rb") as f:   # in blocks: the file may be large
+                for block in iter(lambda: f.read(1 << 20), b""):
+                    digest.update(block)
+            origin = digest.hexdigest()
         except OSError:
             return None
     else:
@@ -300,38 +361,85 @@ def _cache_path(source, extractor, limit: int) -> Path | None:
         desc = json.dumps(describe(), sort_keys=True)
     except TypeError:
         return None
+    folder = _cache_dir()
+    if folder is None:
+        return None
     key = json.dumps([origin, desc, limit, _code_digest(), ITEM_HASH])
-    return _cache_dir() / "public" / (hashlib.sha256(key.encode()).hexdigest() + ".bin")
+    return folder / "public" / (hashlib.sha256(key.encode()).hexdigest() + ".bin")
 
 
 _CACHE_FORMAT = b"dp-vocab public list v3"
 
 
+def _own_folder(path: Path, create: bool) -> bool:
+    """Whether ``path``'s folder is a real folder of this user (made if ``create``): never a
+    symlink, nor another user's (a shared temporary cache folder planted by someone else)."""
+    folder = path.parent
+    try:
+        if create:
+            folder.mkdir(parents=True, exist_ok=True)
+        st = os.lstat(folder)
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid()
+
+
 def _write_cache(path: Path, domain: "PublicDomain") -> None:
-    """Atomically (write then rename); a cache that cannot be written is simply not kept. The
-    entry: a line "FORMAT n sha256(items) sha256(hashes)", the n hashes' 8-byte words, then
-    the items, UTF-8, one per line."""
+    """Atomically: a new temporary file (O_EXCL | O_NOFOLLOW: a link planted at its name is
+    never followed), renamed over the entry (a rename replaces a link, never writes through
+    it); concurrent writers each rename a complete entry. A cache that cannot be written is
+    simply not kept. The entry: a line "FORMAT n sha256(items) sha256(hashes)", the n hashes'
+    8-byte words, then the items, UTF-8, one per line."""
     hash_bytes = domain.hashes.tobytes()
     head = b"%s %d %s %s\n" % (_CACHE_FORMAT, len(domain.items), domain.sha256.encode(),
                                hashlib.sha256(hash_bytes).hexdigest().encode())
     body = "\n".join(domain.items).encode("utf-8", "surrogatepass")
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    if not _own_folder(path, create=True):
+        return
+    # unique to this writer (process, thread, call); anything already at the name (a planted
+    # link included) makes O_EXCL fail: the entry is then simply not written
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}."
+                         f"{next(_WRITES)}.tmp")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_bytes(head + hash_bytes + body)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o644)
+    except OSError:
+        return
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(head + hash_bytes + body)
         os.replace(tmp, path)
     except OSError:
         with contextlib.suppress(OSError):
-            tmp.unlink(missing_ok=True)
+            os.unlink(tmp)
+
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_WRITES = itertools.count()
 
 
 def _read_cache(path: Path) -> tuple[tuple[str, ...], str, np.ndarray] | None:
     """(items, their SHA-256, their hashes) of an entry ``_write_cache`` wrote, or None when
-    there is none or it is not exactly that (both digests are checked)."""
+    there is none or it is not exactly that: both digests are checked, the items must be
+    distinct and non-empty, and only a regular file of this user is read (a link, a FIFO or
+    another user's file planted there is not)."""
+    if not _own_folder(path, create=False):
+        return None
     try:
-        data = path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
     except OSError:
         return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
+            return None
+        with os.fdopen(fd, "rb") as f:
+            fd = -1
+            data = f.read()
+    except OSError:
+        return None
+    finally:
+        if fd >= 0:
+            os.close(fd)
     head, _, rest = data.partition(b"\n")
     fields = head.split(b" ")
     if len(fields) != 7 or b" ".join(fields[:4]) != _CACHE_FORMAT or not fields[4].isdigit():
@@ -346,8 +454,8 @@ def _read_cache(path: Path) -> tuple[tuple[str, ...], str, np.ndarray] | None:
         items = tuple(body.decode("utf-8", "surrogatepass").split("\n")) if n else ()
     except UnicodeDecodeError:
         return None
-    if len(items) != n:
-        return None
+    if len(items) != n or len(set(items)) != n or "" in items:
+        return None   # PublicDomain's items are distinct and non-empty
     return items, fields[5].decode(), np.frombuffer(hash_bytes, dtype=np.uint64).copy()
 
 

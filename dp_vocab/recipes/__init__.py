@@ -38,7 +38,8 @@ REGISTRY_SECTIONS = {"corpus": "@readers", "items": "@extractors", "mechanism": 
 SECTIONS = ("paths", "run", "budget", *REGISTRY_SECTIONS)
 BUDGET_KEYS = ("epsilon", "delta", "counts_share")
 RUN_DEFAULTS = {"seed": None, "key": None, "backend": "local", "scheduler_address": None,
-                "n_workers": 2}
+                "n_workers": 2, "tls_ca_file": None, "tls_cert": None, "tls_key": None,
+                "send_private_data_unencrypted": False}
 
 
 @dataclass
@@ -452,7 +453,7 @@ def plan_run(recipe, output, overrides: dict[str, Any] | None = None,
              force: bool = False) -> Plan:
     """Parse and check everything a run needs (recipe, parameters, budget, exporters, output
     location, corpus path); build the ledger. Reads no private data."""
-    from ..backends import BACKENDS
+    from ..backends import BACKENDS, check_run
     from ..bounding import check_key
     from ..privacy.noise import RandomSource
 
@@ -482,6 +483,7 @@ def plan_run(recipe, output, overrides: dict[str, Any] | None = None,
     run = cfg["run"]
     if run["backend"] not in BACKENDS:
         raise ParameterError("run.backend", run["backend"], " or ".join(map(repr, BACKENDS)))
+    check_run(run)
     seed = run["seed"]
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
         raise ParameterError("run.seed", seed, "null (OS randomness) or an integer >= 0")
