@@ -621,3 +621,20 @@ def test_like_is_checked_before_any_data_is_read(tmp_path):
     (tmp_path / "bad.json").write_text("{", encoding="utf-8")
     with pytest.raises(ParameterError, match="like"):
         HFTokenizerExporter(like=str(tmp_path / "bad.json"))
+
+
+def test_trained_wordpiece_holds_every_character_as_start_and_continuation(tmp_path):
+    """'q' starts every released word it is in, so the trainer learns no '##q'; the export
+    still reads a word with an inner q (and any printable ASCII character) without [UNK], at
+    the size asked for."""
+    words = ["qa", "qb", "qab", "ab", "ba", "aab", "bba", "abab"]
+    rel = Release(items=sorted(words), mechanism="test", params={}, epsilon=1.0, delta=1e-5,
+                  randomness={"mode": "os"}, privacy={},
+                  counts={w: 100 - i for i, w in enumerate(words)})
+    exp = HFTokenizerExporter(model="wordpiece", vocab_size=200)
+    exp.export(rel, tmp_path, {"items": ITEMS})
+    tok = Tokenizer.from_file(str(tmp_path / "hf" / "tokenizer.json"))
+    vocab = tok.get_vocab()
+    assert "##q" in vocab and "##~" in vocab and "~" in vocab
+    assert tok.get_vocab_size() == 200 or len(vocab) <= 200
+    assert "[UNK]" not in tok.encode("aqa b~q", add_special_tokens=False).tokens
