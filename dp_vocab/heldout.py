@@ -139,6 +139,8 @@ def nonprivate_tokenizer(tokenizer, texts, vocab_size: int):
     special = [t["content"] for t in spec.get("added_tokens", []) if t.get("special")]
     byte_level = "ByteLevel" in json.dumps(spec.get("pre_tokenizer"))
     alphabet = pre_tokenizers.ByteLevel.alphabet() if byte_level else []
+    model: models.Model
+    trainer: trainers.Trainer
     if kind == "BPE":
         model, trainer = models.BPE(), trainers.BpeTrainer(
             vocab_size=vocab_size, special_tokens=special, initial_alphabet=alphabet,

@@ -332,30 +332,30 @@ class HFTokenizerExporter:
         """The model trained by ``tokenizers``' own trainer on the released units' DP counts
         (``trained.py``); Unigram keeps room for its 256 byte-fallback pieces."""
         from tokenizers import models
-        units = self.training_units(release, words, items)
+        weights = self.training_units(release, words, items)
         if self.public_prior is not None:
-            units = self.public_prior.fill(units, self._normalizer_and_pre_tokenizer(items))
-        units = training_counts(units, self.max_training_words)
+            weights = self.public_prior.fill(weights, self._normalizer_and_pre_tokenizer(items))
+        units = training_counts(weights, self.max_training_words)
+        alphabet = self._alphabet_for_training(units, items)
         size = self.vocab_size or DEFAULT_VOCAB_SIZE
         if self.model == "unigram":
             size -= len(BYTE_PIECES)
-        trained = train_model(self.model, units, size, self.special_tokens,
-                              self._alphabet_for_training(units, items), self.unk)
+        trained = train_model(self.model, units, size, self.special_tokens, alphabet, self.unk)
         if self.model == "bpe":
-            merges = [tuple(m.split(" ", 1)) if isinstance(m, str) else tuple(m)
-                      for m in trained["merges"]]
+            merges = [(m.split(" ", 1)[0], m.split(" ", 1)[1]) if isinstance(m, str)
+                      else (m[0], m[1]) for m in trained["merges"]]
             return models.BPE(trained["vocab"], merges)
         if self.model == "wordpiece":
-            vocab = _with_every_character(trained["vocab"], self._alphabet_for_training(units, items),
-                                          set(self.special_tokens))
-            return models.WordPiece(vocab, unk_token=self.unk, max_input_chars_per_word=100)
-        vocab = [tuple(p) for p in trained["vocab"]]
-        have = {p for p, _ in vocab}
-        floor = min((score for _, score in vocab), default=0.0) - 10.0
-        vocab += [(b, floor) for b in BYTE_PIECES if b not in have]
+            wordpieces = _with_every_character(trained["vocab"], alphabet,
+                                               set(self.special_tokens))
+            return models.WordPiece(wordpieces, unk_token=self.unk, max_input_chars_per_word=100)
+        pieces: list[tuple[str, float]] = [(p, float(score)) for p, score in trained["vocab"]]
+        have = {p for p, _ in pieces}
+        floor = min((score for _, score in pieces), default=0.0) - 10.0
+        pieces += [(b, floor) for b in BYTE_PIECES if b not in have]
         unk = self.unk
-        unk_id = None if unk is None else [p for p, _ in vocab].index(unk)
-        return models.Unigram(vocab, unk_id=unk_id, byte_fallback=True)
+        unk_id = None if unk is None else [p for p, _ in pieces].index(unk)
+        return models.Unigram(pieces, unk_id=unk_id, byte_fallback=True)
 
     # ---- files ------------------------------------------------------------------------------
 

@@ -67,7 +67,7 @@ def model_card(record: dict, model: str, style: str, size: int, files: list[str]
     for s in stages:
         lines.append(f"| {s.get('name', '')} | `{s.get('mechanism', '')}` | "
                      f"{_fmt(s.get('epsilon'))} | {_fmt(s.get('delta'))} | {s.get('noise', '')} |")
-    public = _public_inputs(record) + [
+    inputs = _public_inputs(record) + [
         f"- `{p['source']}`: {p['items']} entries, SHA-256 `{p['sha256']}`"
         for p in (public or [])]
     lines += ["", "## Inputs", "",
@@ -75,8 +75,8 @@ def model_card(record: dict, model: str, style: str, size: int, files: list[str]
               f"`{json.dumps(items, ensure_ascii=False, sort_keys=True)}`.",
               "- Public (no privacy cost): the tokenizer's pipeline (normaliser, pre-tokenizer, "
               "special tokens), the byte or character alphabet"
-              + (", and:" if public else ".")]
-    lines += ["  " + p for p in public]
+              + (", and:" if inputs else ".")]
+    lines += ["  " + p for p in inputs]
     lines += [
         "", "## What is and is not protected", "",
         "- Protected: whether any one user's documents were used. Every token, merge and piece "

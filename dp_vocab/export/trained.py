@@ -107,6 +107,8 @@ def train_model(model: str, counts: Mapping[str, int], vocab_size: int, special_
     256 byte-level characters). ``prefix``: WordPiece's continuing-subword prefix (``##``)."""
     from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
+    trainer: trainers.Trainer
+    empty: models.Model
     if model == "bpe":
         trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=special_tokens,
                                       initial_alphabet=alphabet, show_progress=False)

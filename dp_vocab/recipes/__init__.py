@@ -383,9 +383,10 @@ def _apply_counts_share(cfg: Config) -> None:
             if key in cfg[name]:
                 raise RecipeError(f"recipe [{name}]: {key} is set both by {name}.{key} and by "
                                   f"budget.counts_share; remove one of them")
-    eps, delta = declared_budget(cfg) or (None, None)
-    if eps is None:
+    declared = declared_budget(cfg)
+    if declared is None:
         raise RecipeError("recipe [budget]: counts_share needs budget.epsilon and budget.delta")
+    eps, delta = declared
     counts_eps = eps * share
     cfg["counts"]["epsilon"] = counts_eps
     counts_delta = 0.0

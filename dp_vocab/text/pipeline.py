@@ -44,6 +44,9 @@ class PipelineTokenizer:
     """``text → units``: the tokenizer's normaliser, then its pre-tokenizer."""
 
     def __init__(self, path):
+        self._load(path)
+
+    def _load(self, path) -> None:
         tok = load_tokenizer(path)
         self.path = str(path)
         self._normalizer, self._pre = tok.normalizer, tok.pre_tokenizer
@@ -59,7 +62,7 @@ class PipelineTokenizer:
         return {"path": self.path}
 
     def __setstate__(self, state: dict) -> None:
-        self.__init__(state["path"])
+        self._load(state["path"])
 
     def describe(self) -> dict:
         import hashlib
