@@ -33,6 +33,7 @@ from .exported import Exported
 from .lines import LINE_BREAK, LONE_SURROGATE, check_items_writable
 from .like import LikeSource
 from .model_card import model_card
+from ..text.tokenizers import sentencepiece_whitespace
 from .trained import PublicPrior, train_model, training_counts
 
 MODELS = ("wordlevel", "wordpiece", "bpe", "unigram")
@@ -76,13 +77,16 @@ DEFAULT_ITEMS = {"tokenizer": "regex", "nfkc": True, "lowercase": True,
 METASPACE = "▁"
 
 
-def _normalizer(items: dict):
+def _normalizer(items: dict, metaspace: bool = False):
+    """The extractor's normalisation; for Metaspace styles, then SentencePiece's white space."""
     from tokenizers import normalizers
     steps: list[normalizers.Normalizer] = []
     if items.get("nfkc", True):
         steps.append(normalizers.NFKC())
     if items.get("lowercase", True):
         steps.append(normalizers.Lowercase())
+    if metaspace:
+        steps.append(sentencepiece_whitespace())
     return normalizers.Sequence(steps) if steps else None
 
 
@@ -233,7 +237,7 @@ class HFTokenizerExporter:
         elif self.model == "wordpiece":
             tok = Tokenizer(models.WordPiece(self._wordpiece_vocab(words, items), unk_token=self.unk,
                                              max_input_chars_per_word=100))
-        tok.normalizer = _normalizer(items)
+        tok.normalizer = _normalizer(items, self.style.pieces == "metaspace")
         tok.pre_tokenizer = self._pre_tokenizer(items)
         if self.style.pieces == "items":
             tok.decoder = decoders.WordPiece(prefix="##", cleanup=True)
@@ -313,7 +317,7 @@ class HFTokenizerExporter:
 
     def _normalizer_and_pre_tokenizer(self, items: dict):
         """text → the exported pipeline's units (how a public word becomes a training unit)."""
-        normalizer, pre = _normalizer(items), self._pre_tokenizer(items)
+        normalizer, pre = _normalizer(items, self.style.pieces == "metaspace"), self._pre_tokenizer(items)
 
         def units_of(text: str) -> list[str]:
             if normalizer is not None:
@@ -347,7 +351,7 @@ class HFTokenizerExporter:
             return models.BPE(trained["vocab"], merges)
         if self.model == "wordpiece":
             wordpieces = _with_every_character(trained["vocab"], alphabet,
-                                               set(self.special_tokens))
+                                               set(self.special_tokens), size)
             return models.WordPiece(wordpieces, unk_token=self.unk, max_input_chars_per_word=100)
         pieces: list[tuple[str, float]] = [(p, float(score)) for p, score in trained["vocab"]]
         have = {p for p, _ in pieces}
@@ -454,19 +458,19 @@ class HFTokenizerExporter:
                 f"{more if size < requested else fewer}.")
 
 
-def _with_every_character(vocab: dict[str, int], alphabet: list[str],
-                          special: set[str]) -> dict[str, int]:
+def _with_every_character(vocab: dict[str, int], alphabet: list[str], special: set[str],
+                          size: int) -> dict[str, int]:
     """A trained WordPiece vocabulary holding every character of ``alphabet`` both as a word's
     start and as ``##`` continuation (the trainer adds ``##c`` only for characters it saw inside
     a word, and WordPiece reads a whole word as unknown when one of its characters has no
-    piece), at the same size: the last-learned pieces make room."""
+    piece), within ``size``: the last-learned pieces make room."""
     missing = [p for ch in alphabet for p in (ch, "##" + ch) if p not in vocab]
     if not missing:
         return vocab
     tokens = sorted(vocab, key=vocab.__getitem__)
     removable = [i for i in range(len(tokens) - 1, -1, -1)
                  if tokens[i] not in special and len(tokens[i].removeprefix("##")) > 1]
-    drop = set(removable[:len(missing)])
+    drop = set(removable[:max(0, len(tokens) + len(missing) - size)])
     kept = [t for i, t in enumerate(tokens) if i not in drop] + missing
     return {t: i for i, t in enumerate(kept)}
 

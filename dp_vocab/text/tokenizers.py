@@ -75,8 +75,19 @@ def _cut_run(m: re.Match) -> str:
 HF_PRE_TOKENIZERS = ("whitespace", "whitespace_split", "bert", "byte_level", "metaspace")
 
 
+def sentencepiece_whitespace():
+    """SentencePiece's whitespace handling, as a ``tokenizers`` normaliser: every run of white
+    space (line breaks included) is one space, none at the ends. Metaspace turns spaces into
+    "▁" and keeps other white space inside a unit, so without this a word after a line break
+    would be another unit than the same word after a space."""
+    from tokenizers import Regex, normalizers
+    return normalizers.Sequence([normalizers.Replace(Regex(r"\s+"), " "), normalizers.Strip()])
+
+
 class HFPreTokenizer:
-    """A Hugging Face ``tokenizers`` pre-tokenizer: Whitespace, BERT, ByteLevel, ..."""
+    """A Hugging Face ``tokenizers`` pre-tokenizer: Whitespace, BERT, ByteLevel, ... The
+    metaspace kind first handles white space as SentencePiece does
+    (``sentencepiece_whitespace``), as the exported Metaspace tokenizers do."""
 
     def __init__(self, kind: str = "whitespace"):
         from tokenizers import pre_tokenizers as pt
@@ -87,9 +98,12 @@ class HFPreTokenizer:
         if not isinstance(kind, str) or kind not in makers:
             raise ParameterError("kind", kind, "one of " + ", ".join(HF_PRE_TOKENIZERS))
         self._pre = makers[kind]()
+        self._whitespace = sentencepiece_whitespace() if kind == "metaspace" else None
         self.kind = kind
 
     def __call__(self, text: str) -> list[str]:
+        if self._whitespace is not None:
+            text = self._whitespace.normalize_str(text)
         return [piece for piece, _ in self._pre.pre_tokenize_str(text)]
 
     def describe(self) -> dict:
