@@ -46,6 +46,9 @@ class Evaluation:
     # the run's context for the report's header: source, users (NON-PRIVATE), hold-out share,
     # δ, repeats, dp-vocab's version, date
     context: dict = field(default_factory=dict)
+    # NON-PRIVATE: the recipe's exported tokenizer next to the non-private one, per ε
+    # (``compare_tokenizers``; a recipe with an hf_tokenizer export and a hold-out share)
+    tokenizers: list = field(default_factory=list)
 
     def table(self):
         """The released sizes; below them, when present, the NON-PRIVATE utility columns."""
@@ -69,8 +72,17 @@ class Evaluation:
         # a column only where measured: coverage is NaN without held-out users
         extra = [c for c in UTILITY_COLUMNS if any(f"{c}_mean" in r and r[f"{c}_mean"] ==
                                                    r[f"{c}_mean"] for r in self.summary)]
+        parts = [t]
+        if self.tokenizers:
+            k = Table(title=f"[bold red]{NON_PRIVATE}[/] the recipe's tokenizer on held-out users "
+                            f"(tokens per word; non-private: same pipeline, model and size)")
+            for col in TOKENIZER_HEADS:
+                k.add_column(col, justify="right", overflow="fold")
+            for r in tokenizer_rows(self):
+                k.add_row(*r)
+            parts.append(k)
         if not extra:
-            return t
+            return Group(*parts) if len(parts) > 1 else t
         u = Table(title=f"[bold red]{NON_PRIVATE}[/] utility (means; tok/w NP: a non-private "
                         f"vocabulary of the same size)")
         for col in ("mechanism", "ε", "Δ0", *(_SHORT[c] for c in extra)):
@@ -80,7 +92,7 @@ class Evaluation:
             u.add_row(row["mechanism"], f"{row['epsilon']:g}", f"{row['max_items_per_user']:,}",
                       *(format_value(c, row[f"{c}_mean"]) if f"{c}_mean" in row else ""
                         for c in extra))
-        return Group(t, u)
+        return Group(*parts, u)
 
 
 def _load(source, progress, sequences: bool = False):
@@ -382,9 +394,79 @@ def evaluate(source, mechanisms: list[str] | None, epsilons: list[float], delta:
                "heldout_users_NON_PRIVATE": int(heldout.n_users), "delta": float(delta),
                "repeats": int(repeats), "dp_vocab_version": __version__,
                "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+    tokenizers = compare_tokenizers(_recipe_or_path(source), epsilons, float(holdout)) \
+        if holdout and _exports_hf_tokenizer(source) else []
     return Evaluation(runs=runs, summary=summary, non_private=non_private,
                       released_example=examples, holders=holders, vocab=itemsets.vocab,
-                      context=context)
+                      context=context, tokenizers=tokenizers)
+
+
+def _exports_hf_tokenizer(source) -> bool:
+    """Whether ``source`` is a recipe with a dp_vocab.hf_tokenizer.v1 export."""
+    if isinstance(source, ItemSets):
+        return False
+    path = _recipe_or_path(source)
+    if path.suffix != ".cfg":
+        return False
+    from .recipes import load_recipe
+    export = load_recipe(path).get("export") or {}
+    parts = [export] if "@exporters" in export else list(export.values())
+    return any(isinstance(p, dict) and p.get("@exporters") == "dp_vocab.hf_tokenizer.v1"
+               for p in parts)
+
+
+def compare_tokenizers(recipe, epsilons, holdout: float = 0.2, overrides=None) -> list[dict]:
+    """NON-PRIVATE (data owner only): the recipe's Hugging Face tokenizer, as its users judge
+    it. Users are split by ``heldout.is_held_out``; for each ε the recipe runs on the training
+    users (``budget.epsilon`` = ε) and its exported tokenizer is scored on the held-out users'
+    text next to the non-private tokenizer of the same pipeline and model at the same size
+    (``heldout.nonprivate_tokenizer``): tokens per word and unknown tokens per word
+    (``heldout.tokenizer_scores``). One row per ε."""
+    import dataclasses
+    import tempfile
+    import polars as pl
+    from tokenizers import Tokenizer
+    from .corpora import FrameReader
+    from .export.hf import HFTokenizerExporter
+    from .heldout import is_held_out, nonprivate_tokenizer, tokenizer_scores
+    from .recipes import execute, plan_run, report, write
+    overrides = dict(overrides or {})
+    rows: list[dict] = []
+    with tempfile.TemporaryDirectory(prefix="dp-vocab-tokenizers-") as tmp:
+        plan = plan_run(recipe, Path(tmp) / "planned", overrides)
+        if not any(isinstance(e, HFTokenizerExporter) for e in plan.exporters):
+            raise ParameterError("recipe [export]", "no dp_vocab.hf_tokenizer.v1 export",
+                                 "a recipe that exports a Hugging Face tokenizer")
+        users, texts, held = [], [], []
+        for user, text in plan.reader:
+            if is_held_out(user, holdout):
+                held.append(text)
+            else:
+                users.append(user)
+                texts.append(text)
+        if not (texts and held):
+            raise ParameterError("holdout", holdout, "a share that leaves text on both sides",
+                                 "The corpus has too few users for this split.")
+        frame = pl.DataFrame({"user": users, "text": texts}, strict=False)
+        baselines: dict[int, dict] = {}
+        for eps in epsilons:
+            out = Path(tmp) / f"run-{len(rows)}"
+            plan = plan_run(recipe, out, {**overrides, "budget.epsilon": float(eps)})
+            plan = dataclasses.replace(plan, reader=FrameReader(frame))
+            release, backend, _ = execute(plan)
+            write(plan, release, report(plan, release, backend))
+            private = Tokenizer.from_file(str(out / "hf" / "tokenizer.json"))
+            size = private.get_vocab_size()
+            if size not in baselines:
+                baselines[size] = tokenizer_scores(nonprivate_tokenizer(private, texts, size),
+                                                   held)
+            scores = tokenizer_scores(private, held)
+            rows.append({"epsilon": float(eps), "size": size,
+                         "tokens_per_word": scores["tokens_per_word"],
+                         "unknown_rate": scores["unknown_rate"],
+                         "tokens_per_word_nonprivate": baselines[size]["tokens_per_word"],
+                         "unknown_rate_nonprivate": baselines[size]["unknown_rate"]})
+    return rows
 
 
 def _source_name(source) -> str:
@@ -631,12 +713,47 @@ without noise, for the data owner's eyes only.</p>
 <th>time (s)</th>{heads}</tr>{rows}</table>
 <h3>What the columns mean</h3>
 <dl>{glossary}</dl>
+{_tokenizer_html(ev)}
 <div class="np"><h2>{NON_PRIVATE}</h2><p>{esc(npv['warning'])}</p>
 <table>{np_rows}</table></div>
 <h2>Plots</h2>
 {imgs}
 </body></html>
 """
+
+
+TOKENIZER_HELP = (
+    "The recipe's Hugging Face tokenizer, trained on the training users at each ε, and the "
+    "tokenizer trained without privacy by tokenizers' own trainer on the same users' raw text, "
+    "with the same pipeline (normaliser, pre-tokenizer, special tokens), model and size. Tokens "
+    "per word: tokens of the held-out users' text (no special tokens) per word (a run of "
+    "letters/digits, with inner apostrophes, or one other symbol); lower is better. Unknown: "
+    "unknown tokens per word.")
+
+
+def tokenizer_rows(ev: Evaluation) -> list[list[str]]:
+    """The tokenizer table's cells: ε, size, private, non-private, ratio, unknown rates."""
+    return [[f"{r['epsilon']:g}", f"{r['size']:,}", f"{r['tokens_per_word']:.3f}",
+             f"{r['tokens_per_word_nonprivate']:.3f}",
+             f"×{r['tokens_per_word'] / r['tokens_per_word_nonprivate']:.3f}",
+             f"{100 * r['unknown_rate']:.3f}%", f"{100 * r['unknown_rate_nonprivate']:.3f}%"]
+            for r in ev.tokenizers]
+
+
+TOKENIZER_HEADS = ("ε", "size", "tokens per word", "tokens per word, non-private",
+                   "private / non-private", "unknown", "unknown, non-private")
+
+
+def _tokenizer_html(ev: Evaluation) -> str:
+    if not ev.tokenizers:
+        return ""
+    esc = html.escape
+    heads = "".join(f'<th{" class=npc" if i >= 2 else ""}>{esc(h)}</th>'
+                    for i, h in enumerate(TOKENIZER_HEADS))
+    rows = "".join("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in r) + "</tr>"
+                   for r in tokenizer_rows(ev))
+    return (f"<h2>The exported tokenizer on held-out users ({NON_PRIVATE})</h2>"
+            f"<p>{esc(TOKENIZER_HELP)}</p><table><tr>{heads}</tr>{rows}</table>")
 
 
 def write_report(ev: Evaluation, output, force: bool = False, protect=()) -> list[str]:
@@ -650,11 +767,12 @@ def write_report(ev: Evaluation, output, force: bool = False, protect=()) -> lis
             w.writeheader()
             w.writerows(ev.summary)
         write_json(tmp / "results.json", {"context": ev.context, "summary": ev.summary,
-                                           "runs": ev.runs, "non_private": ev.non_private})
+                                           "runs": ev.runs, "non_private": ev.non_private,
+                                           "tokenizers_NON_PRIVATE": ev.tokenizers})
         for name, data in pngs.items():
             (tmp / name).write_bytes(data)
         (tmp / "report.html").write_text(_html(ev, pngs), encoding="utf-8")
     return ["results.csv", "results.json", *pngs, "report.html"]
 
 
-__all__ = ["Evaluation", "evaluate", "write_report"]
+__all__ = ["Evaluation", "compare_tokenizers", "evaluate", "write_report"]

@@ -257,3 +257,36 @@ def test_timings_leave_the_first_compile_out(monkeypatch):
     monkeypatch.setattr(evaluation, "_WARM", set())
     evaluate(toy(), ["weighted_gaussian", "policy_gaussian"], [1.0, 4.0], repeats=3)
     assert calls == {"weighted_gaussian": 2 * 3 + 1, "policy_gaussian": 2 * 3 + 1}
+
+
+def test_evaluate_scores_a_recipes_tokenizer_against_the_non_private_one(tmp_path):
+    """A recipe exporting a Hugging Face tokenizer, with held-out users: per ε, its tokenizer's
+    tokens per held-out word next to the non-private tokenizer of the same pipeline, model and
+    size, in the console table, results.json and report.html (all NON-PRIVATE)."""
+    import random
+    from dp_vocab.corpora.bundled import PRESETS
+    from dp_vocab.evaluation import write_report
+    rng = random.Random(5)
+    words = "the a college class exam professor student campus dorm major essay".split()
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text("\n".join(json.dumps({"user": f"u{i}", "text": " ".join(
+        rng.choice(words) for _ in range(12))}) for i in range(400)) + "\n", encoding="utf-8")
+    recipe = tmp_path / "wp.cfg"
+    recipe.write_text((PRESETS / "private-wordpiece.cfg").read_text(encoding="utf-8")
+                      .replace('corpus = "corpora/reddit_college_sample.jsonl.gz"',
+                               f'corpus = "{corpus.as_posix()}"')
+                      .replace("vocab_size = 8000", "vocab_size = 400"), encoding="utf-8")
+    ev = evaluate(str(recipe), ["policy_gaussian"], [2.0, 8.0], holdout=0.25)
+    assert [r["epsilon"] for r in ev.tokenizers] == [2.0, 8.0]
+    for r in ev.tokenizers:
+        assert r["size"] <= 400 and 1.0 <= r["tokens_per_word"] < 3.0
+        assert 1.0 <= r["tokens_per_word_nonprivate"] <= r["tokens_per_word"] * 1.5
+        assert 0.0 <= r["unknown_rate"] < 0.01
+    files = write_report(ev, tmp_path / "report")
+    assert "report.html" in files
+    page = (tmp_path / "report" / "report.html").read_text(encoding="utf-8")
+    assert "The exported tokenizer on held-out users" in page and "×" in page
+    saved = json.loads((tmp_path / "report" / "results.json").read_text(encoding="utf-8"))
+    assert saved["tokenizers_NON_PRIVATE"] == ev.tokenizers
+    # without a held-out share (or without an HF export) there is nothing to compare
+    assert evaluate(str(recipe), ["policy_gaussian"], [2.0]).tokenizers == []

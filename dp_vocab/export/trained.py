@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import string
 from collections.abc import Iterator, Mapping
 
 # a unit never holds white space (pre-tokenizers split on it or mark it), so one space
@@ -88,13 +89,18 @@ class PublicPrior:
                 "items": self.words, "sha256": h.hexdigest()}
 
     def fill(self, units: Mapping[str, float], units_of) -> dict[str, float]:
+        """``units`` with the listed words that are not released, made of characters the
+        released units (or printable ASCII) already hold: a list's rare scripts would otherwise
+        take vocabulary places as alphabet."""
         out = {u: float(c) for u, c in units.items() if c > 0}
         if not out:
             return out
+        alphabet = {ch for u in out for ch in u} | set(
+            "".join(units_of(" " + string.printable.strip())))
         total, smallest = sum(out.values()), min(out.values())
         for word, f in self.frequencies():
             made = units_of(" " + word)
-            if len(made) == 1 and made[0] not in out:
+            if len(made) == 1 and made[0] not in out and alphabet.issuperset(made[0]):
                 out[made[0]] = min(smallest, max(1.0, f * total))
         return out
 
