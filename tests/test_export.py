@@ -650,3 +650,14 @@ def test_trained_wordpiece_holds_every_character_as_start_and_continuation(tmp_p
     assert "##q" in vocab and "##~" in vocab and "~" in vocab
     assert tok.get_vocab_size() == 200 or len(vocab) <= 200
     assert "[UNK]" not in tok.encode("aqa b~q", add_special_tokens=False).tokens
+
+
+def test_training_counts_keep_resolution_within_the_word_budget():
+    from dp_vocab.export.trained import training_counts
+    # weighted-user counts below 1 are scaled up until the smallest is 100
+    assert training_counts({"a": 0.5, "b": 2.0}, 10 ** 6) == {"a": 100, "b": 400}
+    # large tables are scaled down to the budget; every unit keeps at least 1
+    got = training_counts({"a": 1e9, "b": 1.0}, 1000)
+    assert got["b"] == 1 and 990 <= sum(got.values()) <= 1001
+    # no unit with white space, none without a positive count
+    assert training_counts({"a b": 5.0, "c": 0.0, "d": -1.0, "e": 3.0}, 100) == {"e": 100}

@@ -36,14 +36,18 @@ def _batches(counts: Mapping[str, int], batch_chars: int = 1 << 20) -> Iterator[
         yield batch
 
 
-def training_counts(counts: Mapping[str, float], max_words: int) -> dict[str, int]:
-    """Integer counts scaled to add up to about ``max_words``: down, as the trainers' time grows
-    with the words they read; up, as DP counts in other units (weighted users) would lose their
-    differences to rounding. A unit keeps a count ≥ 1. Units holding white space are left
+def training_counts(counts: Mapping[str, float], max_words: int,
+                    resolution: float = 100.0) -> dict[str, int]:
+    """Integer counts for a trainer: scaled down to add up to at most ``max_words`` (the
+    trainers' time grows with the words they read), and up until the smallest count is
+    ``resolution`` (DP counts in other units, such as weighted users, would lose their
+    differences to rounding). A unit keeps a count ≥ 1. Units holding white space are left
     out: no pre-tokenizer makes them."""
     positive = {u: float(c) for u, c in counts.items() if c > 0 and u and not _SPACE.search(u)}
-    total = sum(positive.values())
-    scale = max_words / total if total else 1.0
+    if not positive:
+        return {}
+    total, smallest = sum(positive.values()), min(positive.values())
+    scale = min(max_words / total, max(1.0, resolution / smallest))
     return {u: max(1, round(c * scale)) for u, c in positive.items()}
 
 
