@@ -661,3 +661,16 @@ def test_training_counts_keep_resolution_within_the_word_budget():
     assert got["b"] == 1 and 990 <= sum(got.values()) <= 1001
     # no unit with white space, none without a positive count
     assert training_counts({"a b": 5.0, "c": 0.0, "d": -1.0, "e": 3.0}, 100) == {"e": 100}
+
+
+@pytest.mark.parametrize("model", ["bpe", "wordpiece", "unigram"])
+def test_the_same_counts_always_train_the_same_model(model):
+    """A record is a function of the release: tokenizers' WordPiece and Unigram trainers break
+    ties in hash order, which train_model removes (equal counts make ties on purpose)."""
+    from dp_vocab.export.trained import train_model
+    mark = "▁" if model == "unigram" else ""
+    counts = {mark + w: 300 for w in WORDS}
+    alphabet = sorted(set("".join(counts)) | set(PUBLIC_ALPHABET.lower()))
+    made = {json.dumps(train_model(model, counts, 400, ["<unk>"], alphabet, "<unk>"))
+            for _ in range(12)}
+    assert len(made) == 1

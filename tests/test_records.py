@@ -85,8 +85,8 @@ CASES = {
     # relative-frequency counts and a trained WordPiece with its model card
     "counts_normalised": lambda t: {
         "mechanism": mech("policy_gaussian"),
-        "counts": {"@counts": "dp_vocab.normalised_gaussian_counts.v1", "epsilon": 12.0,
-                   "delta": 1e-6, "max_items_per_user": 3, "scale": 10},
+        "counts": {"@counts": "dp_vocab.normalised_gaussian_counts.v1", "epsilon": 100.0,
+                   "delta": 1e-6, "max_items_per_user": 3, "scale": 2},
         "export": {"@exporters": "dp_vocab.hf_tokenizer.v1", "model": "wordpiece",
                    "vocab_size": 300}},
     "dpne": lambda t: {"mechanism": mech("dpne", epsilon=3.0, max_n=2, eta=0.2)},

@@ -350,9 +350,8 @@ class HFTokenizerExporter:
                       else (m[0], m[1]) for m in trained["merges"]]
             return models.BPE(trained["vocab"], merges)
         if self.model == "wordpiece":
-            wordpieces = _with_every_character(trained["vocab"], alphabet,
-                                               set(self.special_tokens), size)
-            return models.WordPiece(wordpieces, unk_token=self.unk, max_input_chars_per_word=100)
+            return models.WordPiece(trained["vocab"], unk_token=self.unk,
+                                    max_input_chars_per_word=100)
         pieces: list[tuple[str, float]] = [(p, float(score)) for p, score in trained["vocab"]]
         have = {p for p, _ in pieces}
         floor = min((score for _, score in pieces), default=0.0) - 10.0
@@ -456,23 +455,6 @@ class HFTokenizerExporter:
                 f"{n_items:,} released items. Add a [counts] section to train it towards "
                 f"vocab_size, remove export.vocab_size, or "
                 f"{more if size < requested else fewer}.")
-
-
-def _with_every_character(vocab: dict[str, int], alphabet: list[str], special: set[str],
-                          size: int) -> dict[str, int]:
-    """A trained WordPiece vocabulary holding every character of ``alphabet`` both as a word's
-    start and as ``##`` continuation (the trainer adds ``##c`` only for characters it saw inside
-    a word, and WordPiece reads a whole word as unknown when one of its characters has no
-    piece), within ``size``: the last-learned pieces make room."""
-    missing = [p for ch in alphabet for p in (ch, "##" + ch) if p not in vocab]
-    if not missing:
-        return vocab
-    tokens = sorted(vocab, key=vocab.__getitem__)
-    removable = [i for i in range(len(tokens) - 1, -1, -1)
-                 if tokens[i] not in special and len(tokens[i].removeprefix("##")) > 1]
-    drop = set(removable[:max(0, len(tokens) + len(missing) - size)])
-    kept = [t for i, t in enumerate(tokens) if i not in drop] + missing
-    return {t: i for i, t in enumerate(kept)}
 
 
 def _saved_model_files(tok, out: Path) -> list[str]:

@@ -109,12 +109,100 @@ class PublicPrior:
         return out
 
 
+# Marks a word's first symbol when a WordPiece vocabulary is learned by the BPE trainer; a
+# private-use character, and units that hold it are left out
+WORD_START = "\ue000"
+
+
 def train_model(model: str, counts: Mapping[str, int], vocab_size: int, special_tokens: list[str],
                 alphabet: list[str], unk_token: str | None, prefix: str | None = None):
     """A ``tokenizers`` model of ``model`` (``"bpe"``, ``"wordpiece"``, ``"unigram"``) trained
-    on ``counts`` (unit → count) towards ``vocab_size`` tokens, special tokens included.
-    ``alphabet``: characters every vocabulary holds whether or not a unit has them (for BPE the
-    256 byte-level characters). ``prefix``: WordPiece's continuing-subword prefix (``##``)."""
+    on ``counts`` (unit → count) towards ``vocab_size`` tokens, special tokens included, as
+    JSON. ``alphabet``: characters every vocabulary holds whether or not a unit has them (for
+    BPE the 256 byte-level characters). ``prefix``: WordPiece's continuing-subword prefix.
+
+    The same counts always give the same model (a record is a function of the release):
+    ``tokenizers``' WordPiece and Unigram trainers break ties in hash order, so WordPiece is
+    learned by the BPE trainer, whose ties follow sorted symbols (``_wordpiece``), and
+    Unigram's scores are made order-free (``_unigram_in_order``)."""
+    if model == "bpe":
+        return _trained("bpe", counts, vocab_size, special_tokens, alphabet, None)
+    if model == "wordpiece":
+        return _wordpiece(counts, vocab_size, special_tokens, alphabet, unk_token,
+                          prefix or "##")
+    if model == "unigram":
+        return _unigram_in_order(_trained("unigram", counts, vocab_size, special_tokens,
+                                          alphabet, unk_token), special_tokens)
+    raise ValueError(f"no trainer for model {model!r}")
+
+
+def _wordpiece(counts, vocab_size, special_tokens, alphabet, unk_token, prefix) -> dict:
+    """WordPiece as its own trainer makes it (BPE merges; a piece inside a word carries
+    ``prefix``), from the BPE trainer on units marked at their start: a learned token with the
+    mark begins a word, one without continues it."""
+    marked = {WORD_START + u: c for u, c in counts.items() if WORD_START not in u}
+    bpe = _trained("bpe", marked, vocab_size + 1, special_tokens,
+                   sorted(set(alphabet) | {WORD_START}), None)
+    vocab: dict[str, int] = {}
+    for token in sorted(bpe["vocab"], key=bpe["vocab"].__getitem__):
+        if token == WORD_START:
+            continue
+        piece = token if token in special_tokens else (
+            token[1:] if token.startswith(WORD_START) else prefix + token)
+        vocab.setdefault(piece, len(vocab))
+    vocab = _with_every_character(vocab, alphabet, set(special_tokens), vocab_size, prefix)
+    return {"type": "WordPiece", "unk_token": unk_token, "continuing_subword_prefix": prefix,
+            "vocab": vocab}
+
+
+def _with_every_character(vocab: dict[str, int], alphabet, special: set[str], size: int,
+                          prefix: str) -> dict[str, int]:
+    """Every character of ``alphabet`` both as a word's start and as a continuation
+    (WordPiece reads a whole word as unknown when one of its characters has no piece), within
+    ``size``: the last-learned pieces make room."""
+    missing = [p for ch in alphabet for p in (ch, prefix + ch) if p not in vocab]
+    if not missing:
+        return vocab
+    tokens = sorted(vocab, key=vocab.__getitem__)
+    removable = [i for i in range(len(tokens) - 1, -1, -1)
+                 if tokens[i] not in special and len(tokens[i].removeprefix(prefix)) > 1]
+    drop = set(removable[:max(0, len(tokens) + len(missing) - size)])
+    kept = [t for i, t in enumerate(tokens) if i not in drop] + missing
+    return {t: i for i, t in enumerate(kept)}
+
+
+def _unigram_in_order(trained: dict, special_tokens: list[str]) -> dict:
+    """The trainer's scores carry float noise from its summation order, and the characters no
+    piece covers get scores 1e-4 apart in hash order: here such runs of characters share their
+    lowest score, scores are rounded to 1e-6, and pieces are listed by score, then string
+    (special tokens first, as trained)."""
+    raw = sorted(([p, float(score)] for p, score in trained["vocab"]
+                  if p not in special_tokens), key=lambda ps: -ps[1])
+    # runs of single characters spaced by at most 1e-4 (the fillers, in hash order) all take
+    # the run's lowest score: characters never compete with each other for a span
+    i = 0
+    while i < len(raw):
+        j = i + 1
+        while j < len(raw) and len(raw[i][0]) == 1 and len(raw[j][0]) == 1 \
+                and raw[j - 1][1] - raw[j][1] <= 1.01e-4:
+            j += 1
+        if j - i > 1:
+            low = raw[j - 1][1]
+            for k in range(i, j):
+                raw[k][1] = low
+        i = j
+    vocab = [[p, score] for p, score in trained["vocab"] if p in special_tokens] + \
+        [[p, round(score, 6)] for p, score in raw]
+    head = [v for v in vocab if v[0] in special_tokens]
+    rest = sorted((v for v in vocab if v[0] not in special_tokens), key=lambda v: (-v[1], v[0]))
+    ordered = head + rest
+    unk = trained.get("unk_id")
+    unk_piece = None if unk is None else trained["vocab"][unk][0]
+    unk_id = None if unk_piece is None else [p for p, _ in ordered].index(unk_piece)
+    return {**trained, "vocab": ordered, "unk_id": unk_id}
+
+
+def _trained(model: str, counts, vocab_size: int, special_tokens, alphabet, unk_token) -> dict:
     from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
     trainer: trainers.Trainer
@@ -123,19 +211,11 @@ def train_model(model: str, counts: Mapping[str, int], vocab_size: int, special_
         trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=special_tokens,
                                       initial_alphabet=alphabet, show_progress=False)
         empty = models.BPE()
-    elif model == "wordpiece":
-        trainer = trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=special_tokens,
-                                            initial_alphabet=alphabet,
-                                            continuing_subword_prefix=prefix or "##",
-                                            show_progress=False)
-        empty = models.WordPiece(unk_token=unk_token or "[UNK]")
-    elif model == "unigram":
+    else:
         trainer = trainers.UnigramTrainer(vocab_size=vocab_size, special_tokens=special_tokens,
                                           initial_alphabet=alphabet, unk_token=unk_token,
                                           show_progress=False)
         empty = models.Unigram()
-    else:
-        raise ValueError(f"no trainer for model {model!r}")
     tok = Tokenizer(empty)
     tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
     tok.train_from_iterator(_batches(counts), trainer=trainer)
