@@ -37,7 +37,7 @@ class ParameterError(DPVocabError, ValueError):
         elif isinstance(value, str) and allowed.startswith(_NON_STRING):
             # the type is the mistake: say so ("3" in quotes is text, not a number)
             msg = f"{name}: expected {allowed}, got a string, {value!r}."
-            if _is_number(value) and fix is None:
+            if _is_number(value):   # the quotes are the mistake, whatever else applies
                 fix = (f"Write the number without quotes ({name.rsplit('.', 1)[-1]} = "
                        f"{value.strip()} in a recipe; a number, not a str, from Python).")
         else:

@@ -422,7 +422,7 @@ def test_ctrl_c_on_a_dask_run_leaves_no_worker_files(tmp_path):
                      for i in range(300_000))
     out = tmp_path / "out"
     exe = Path(sys.executable).parent / "dp-vocab"
-    proc = subprocess.Popen([str(exe), "run", str(REPO / "recipes" / "quickstart.cfg"), "-o",
+    proc = subprocess.Popen([str(exe), "run", str(RECIPE_DIR / "quickstart.cfg"), "-o",
                              str(out), "-q", "--paths.corpus", str(corpus), "--run.backend",
                              "dask", "--run.n_workers", "1"], env={**os.environ, "TMPDIR": str(tmp)},
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,

@@ -17,7 +17,7 @@ from dp_vocab.errors import ParameterError  # noqa: E402
 from dp_vocab.recipes import plan_run, run_recipe  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
-SAMPLE = REPO / "corpora" / "reddit_college_sample.jsonl.gz"
+from dp_vocab.corpora.bundled import SAMPLE  # noqa: E402
 KEY = "11" * 32
 
 
@@ -123,7 +123,7 @@ def test_where_private_data_may_go_is_checked_before_reading(tmp_path, certs):
     assert "expected a tls:// address (or tcp:// with" in _refused(
         tmp_path, corpus, backend="dask", scheduler_address="ws://10.0.0.7:8786",
         send_private_data_unencrypted=True)
-    assert "run.send_private_data_unencrypted: expected true or false, got 'yes'" in _refused(
+    assert "run.send_private_data_unencrypted: expected true or false, got a string, 'yes'" in _refused(
         tmp_path, corpus, backend="dask", scheduler_address=tcp,
         send_private_data_unencrypted="yes")
     # settings that would do nothing: no remote scheduler to apply them to

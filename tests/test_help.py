@@ -63,7 +63,7 @@ def test_run_recipe_says_what_overrides_look_like_and_what_it_returns():
 
 @pytest.mark.parametrize("value", ["3", "abc"])
 def test_a_string_where_a_number_belongs_is_named_as_a_string(value):
-    with pytest.raises(ParameterError, match=rf"^epsilon: expected a real number > 0, got a "
+    with pytest.raises(ParameterError, match=rf"^epsilon: expected a real number from 1e-06 to 100, got a "
                                              rf"string, '{value}'\.") as info:
         dp_vocab.make_mechanism("gw", epsilon=value, delta=1e-5)
     assert ("without quotes" in str(info.value)) == (value == "3")

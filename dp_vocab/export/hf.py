@@ -278,9 +278,14 @@ class HFTokenizerExporter:
         units: dict[str, float] = {w: float(max(counts.get(w, 0), 0)) for w in release.items
                                    if w not in special}
         if self.public_prior is not None:
-            units = self.public_prior.fill(units, like.units_of)
+            units = self.public_prior.fill(units, like.units_of, self._new_characters())
         return like.retrained(training_counts(units, self.max_training_words),
                               self.vocab_size or like.size)
+
+    def _new_characters(self) -> int:
+        """How many characters the public prior may add to the alphabet: 1/40 of the size
+        (WordPiece holds each twice), so they never crowd out what was released."""
+        return (self.vocab_size or DEFAULT_VOCAB_SIZE) // 40
 
     def _pre_tokenizer(self, items: dict):
         """The exported pre-tokenizer: what splits text into the units a model is trained on."""
@@ -338,7 +343,8 @@ class HFTokenizerExporter:
         from tokenizers import models
         weights = self.training_units(release, words, items)
         if self.public_prior is not None:
-            weights = self.public_prior.fill(weights, self._normalizer_and_pre_tokenizer(items))
+            weights = self.public_prior.fill(weights, self._normalizer_and_pre_tokenizer(items),
+                                             self._new_characters())
         units = training_counts(weights, self.max_training_words)
         alphabet = self._alphabet_for_training(units, items)
         size = self.vocab_size or DEFAULT_VOCAB_SIZE

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 import string
+from collections import Counter
 from collections.abc import Iterator, Mapping
 
 # a unit never holds white space (pre-tokenizers split on it or mark it), so one space
@@ -92,18 +93,24 @@ class PublicPrior:
                           f"prior)",
                 "items": self.words, "sha256": h.hexdigest()}
 
-    def fill(self, units: Mapping[str, float], units_of) -> dict[str, float]:
+    def fill(self, units: Mapping[str, float], units_of,
+             new_characters: int) -> dict[str, float]:
         """``units`` with the listed words that are not released, made of characters the
-        released units (or printable ASCII) already hold: a list's rare scripts would otherwise
-        take vocabulary places as alphabet."""
+        released units or printable ASCII hold, or of the ``new_characters`` characters most
+        listed words hold (accents, emoji: fewer unknown words; a bound, as each character
+        takes vocabulary places)."""
         out = {u: float(c) for u, c in units.items() if c > 0}
         if not out:
             return out
+        listed = [(units_of(" " + word), f) for word, f in self.frequencies()]
         alphabet = {ch for u in out for ch in u} | set(
             "".join(units_of(" " + string.printable.strip())))
+        spread = Counter(ch for made, _ in listed if len(made) == 1 for ch in set(made[0])
+                         if ch not in alphabet)
+        alphabet |= {ch for ch, _ in sorted(spread.items(), key=lambda kv: (-kv[1], kv[0]))
+                     [:max(0, new_characters)]}
         total, smallest = sum(out.values()), min(out.values())
-        for word, f in self.frequencies():
-            made = units_of(" " + word)
+        for made, f in listed:
             if len(made) == 1 and made[0] not in out and alphabet.issuperset(made[0]):
                 out[made[0]] = min(smallest, max(1.0, f * total))
         return out
