@@ -170,13 +170,15 @@ def wheel_venv(tmp_path_factory) -> Path:
     site = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()"
                                           "['purelib'])"],
                           capture_output=True, text=True, check=True).stdout.strip()
-    # after the venv's own site-packages on sys.path: the wheel's dp_vocab comes first
-    Path(site, "test_dependencies.pth").write_text("\n".join(_site_packages()) + "\n")
     pip = [sys.executable, "-m", "pip", "--python", str(py)] if outside else \
         [str(py), "-m", "pip"]
+    # installed before the test's packages are visible: where dp_vocab is installed (not
+    # editable, as in CI), pip would call the wheel already satisfied and install nothing
     inst = subprocess.run([*pip, "install", "-q", "--no-deps", "--no-index", str(wheel)],
                           capture_output=True, text=True)
     assert inst.returncode == 0, inst.stderr[-3000:]
+    # after the venv's own site-packages on sys.path: the wheel's dp_vocab comes first
+    Path(site, "test_dependencies.pth").write_text("\n".join(_site_packages()) + "\n")
     return venv
 
 
