@@ -5,15 +5,16 @@ post-processor and special tokens marked special:
 
 - ``bert``: WordPiece (or WordLevel) over the released words; the pre-tokenizer that extracted
   the items; ``[CLS] A [SEP]``; ``[PAD] [UNK] [CLS] [SEP] [MASK]``.
-- ``gpt2``: byte-level BPE, no unknown token. The 256-byte alphabet is public; every merge is
-  learned from released items weighted by their DP counts.
+- ``gpt2``: byte-level BPE, no unknown token. The 256-byte alphabet is public; the merges are
+  trained by ``tokenizers``' trainer on the released items' DP counts (``trained.py``).
 - ``t5``: Metaspace Unigram, ``</s>`` appended, ``<pad> </s> <unk>``.
 - ``sentencepiece``: Metaspace Unigram, ``<s> A </s>``, ``<unk> <s> </s> <pad>``.
 
-The normaliser is the one that extracted the items (NFKC, lower-casing), so ``decode(encode(t))``
-gives the normalised ``t`` (BERT style: up to spacing around punctuation). Every vocabulary entry
-is a special token, a released item, a piece of released items, or public (the 256 bytes of
-byte-level BPE; the printable ASCII characters of WordPiece and Unigram).
+The normaliser is the one that extracted the items (NFKC, lower-casing; Metaspace styles also
+handle white space as SentencePiece), so ``decode(encode(t))`` gives the normalised ``t`` (BERT
+style: up to spacing around punctuation). Every vocabulary entry is a special token, a released
+item, a piece of released items, or public (the 256 bytes; characters; with ``public_prior``,
+the public list's words and their pieces).
 The files are written as JSON by us: ``transformers`` is not needed to export, only to load.
 """
 
@@ -34,7 +35,7 @@ from .lines import LINE_BREAK, LONE_SURROGATE, check_items_writable
 from .like import LikeSource
 from .model_card import model_card
 from ..text.tokenizers import sentencepiece_whitespace
-from .trained import PublicPrior, train_model, training_counts
+from .trained import BYTE_PIECES, PublicPrior, train_model, training_counts, with_byte_pieces
 
 MODELS = ("wordlevel", "wordpiece", "bpe", "unigram")
 # Models trained on DP counts train towards vocab_size; without counts, WordPiece and WordLevel
@@ -128,8 +129,6 @@ def _alphabet(words, items: dict) -> list[str]:
     return sorted({ch for w in words for ch in w} | set(public))
 
 
-# Unigram's byte fallback: a character no piece covers is spelt as its UTF-8 bytes (public)
-BYTE_PIECES = [f"<0x{b:02X}>" for b in range(256)]
 
 
 def _check_int(name: str, value, minimum: int, maximum: int = 2 ** 31 - 1) -> int:
@@ -358,10 +357,7 @@ class HFTokenizerExporter:
         if self.model == "wordpiece":
             return models.WordPiece(trained["vocab"], unk_token=self.unk,
                                     max_input_chars_per_word=100)
-        pieces: list[tuple[str, float]] = [(p, float(score)) for p, score in trained["vocab"]]
-        have = {p for p, _ in pieces}
-        floor = min((score for _, score in pieces), default=0.0) - 10.0
-        pieces += [(b, floor) for b in BYTE_PIECES if b not in have]
+        pieces = [(p, score) for p, score in with_byte_pieces(trained["vocab"])]
         unk = self.unk
         unk_id = None if unk is None else [p for p, _ in pieces].index(unk)
         return models.Unigram(pieces, unk_id=unk_id, byte_fallback=True)

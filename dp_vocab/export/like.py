@@ -12,11 +12,10 @@ import json
 import string
 from pathlib import Path
 
-from ..text.pipeline import load_tokenizer, tokenizer_file
-from .trained import train_model
+from ..text.pipeline import PipelineTokenizer, load_tokenizer, tokenizer_file
+from .trained import BYTE_PIECES, train_model, with_byte_pieces
 
 MODELS = {"BPE": "bpe", "WordPiece": "wordpiece", "Unigram": "unigram"}
-BYTE_PIECES = [f"<0x{b:02X}>" for b in range(256)]
 
 
 class LikeSource:
@@ -26,6 +25,8 @@ class LikeSource:
         from ..errors import ParameterError
         self.tokenizer = load_tokenizer(path, "export.like")   # checks the path's type first
         self.path = str(path)
+        # text → the source's units: what its items were extracted as
+        self.units_of = PipelineTokenizer(path)
         self.spec = json.loads(self.tokenizer.to_str())
         kind = self.spec["model"].get("type")
         if kind not in MODELS:
@@ -65,12 +66,6 @@ class LikeSource:
                 out[k] = v["content"]
         return out
 
-    def units_of(self, text: str) -> list[str]:
-        t = self.tokenizer
-        if t.normalizer is not None:
-            text = t.normalizer.normalize_str(text)
-        return [u for u, _ in t.pre_tokenizer.pre_tokenize_str(text)] if t.pre_tokenizer \
-            else text.split()
 
     def alphabet(self, units) -> list[str]:
         from tokenizers import pre_tokenizers
@@ -91,11 +86,8 @@ class LikeSource:
         spec = json.loads(json.dumps(self.spec))
         model = spec["model"]
         if self.model == "unigram":
-            vocab = [list(p) for p in trained["vocab"]]
-            if fallback:
-                have = {p for p, _ in vocab}
-                floor = min((s for _, s in vocab), default=0.0) - 10.0
-                vocab += [[b, floor] for b in BYTE_PIECES if b not in have]
+            vocab = with_byte_pieces(trained["vocab"]) if fallback \
+                else [list(p) for p in trained["vocab"]]
             model["vocab"] = vocab
             model["unk_id"] = trained.get("unk_id")
             ids = {p: i for i, (p, _) in enumerate(vocab)}

@@ -116,6 +116,19 @@ class PublicPrior:
         return out
 
 
+# Unigram's byte fallback: a character no piece covers is spelt as its UTF-8 bytes (public)
+BYTE_PIECES = [f"<0x{b:02X}>" for b in range(256)]
+
+
+def with_byte_pieces(pieces: list) -> list[list]:
+    """A Unigram vocabulary ([piece, score] pairs) with the 256 byte pieces it lacks appended
+    below every score: used only for what no other piece covers."""
+    out = [[p, float(score)] for p, score in pieces]
+    have = {p for p, _ in out}
+    floor = min((score for _, score in out), default=0.0) - 10.0
+    return out + [[b, floor] for b in BYTE_PIECES if b not in have]
+
+
 # Marks a word's first symbol when a WordPiece vocabulary is learned by the BPE trainer; a
 # private-use character, and units that hold it are left out
 WORD_START = "\ue000"
@@ -229,4 +242,4 @@ def _trained(model: str, counts, vocab_size: int, special_tokens, alphabet, unk_
     return json.loads(tok.to_str())["model"]
 
 
-__all__ = ["PublicPrior", "train_model", "training_counts"]
+__all__ = ["BYTE_PIECES", "PublicPrior", "train_model", "training_counts", "with_byte_pieces"]
