@@ -37,9 +37,9 @@ def rss_gb() -> float:
 def measure(backend_name: str, corpus: Path, workers: int, mechanism: str) -> None:
     from dp_vocab import make_mechanism
     from dp_vocab.backends import make_backend
-    from dp_vocab.corpora import JsonlReader
-    from dp_vocab.text.items import ItemExtractor
-    from dp_vocab.text.tokenizers import RegexTokenizer
+    from dp_vocab.ingest.corpora import JsonlReader
+    from dp_vocab.ingest.text.items import ItemExtractor
+    from dp_vocab.ingest.text.tokenizers import RegexTokenizer
 
     backend = make_backend({"backend": backend_name, "n_workers": workers})
     try:

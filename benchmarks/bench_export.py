@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 
 from dp_vocab.export.hf import HFTokenizerExporter
-from dp_vocab.release import Release
-from dp_vocab.text.tokenizers import DEFAULT_PATTERN
+from dp_vocab.data.release import Release
+from dp_vocab.ingest.text.tokenizers import DEFAULT_PATTERN
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "corpora"
 

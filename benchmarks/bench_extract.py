@@ -21,10 +21,10 @@ DEFAULT = HERE.parent.parent / "shared" / "corpora" / "reddit_college.jsonl.gz"
 
 
 def measure(corpus: Path, tokenizer: str, limit: int | None) -> None:
-    from dp_vocab.corpora import JsonlReader
-    from dp_vocab.extraction import extract_itemsets
-    from dp_vocab.text.items import ItemExtractor
-    from dp_vocab.text.tokenizers import HFPreTokenizer, RegexTokenizer, SpacyTokenizer
+    from dp_vocab.ingest.corpora import JsonlReader
+    from dp_vocab.ingest.extract import extract_itemsets
+    from dp_vocab.ingest.text.items import ItemExtractor
+    from dp_vocab.ingest.text.tokenizers import HFPreTokenizer, RegexTokenizer, SpacyTokenizer
 
     tok = {"regex": RegexTokenizer, "spacy": lambda: SpacyTokenizer("en"),
            "hf": lambda: HFPreTokenizer("whitespace")}[tokenizer]()

@@ -118,12 +118,12 @@ def main() -> None:
     args = ap.parse_args()
 
     from dp_vocab import make_mechanism
-    from dp_vocab.corpora import JsonlReader
-    from dp_vocab.extraction import extract_itemsets
+    from dp_vocab.ingest.corpora import JsonlReader
+    from dp_vocab.ingest.extract import extract_itemsets
     from dp_vocab.mechanisms import load_public_frequencies
     from dp_vocab.privacy.noise import RandomSource
-    from dp_vocab.text.items import ItemExtractor
-    from dp_vocab.text.tokenizers import RegexTokenizer
+    from dp_vocab.ingest.text.items import ItemExtractor
+    from dp_vocab.ingest.text.tokenizers import RegexTokenizer
 
     t0 = time.perf_counter()
     itemsets = extract_itemsets(JsonlReader(args.corpus), ItemExtractor(RegexTokenizer()))

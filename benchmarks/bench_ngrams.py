@@ -25,12 +25,12 @@ from pathlib import Path
 import numpy as np
 
 from dp_vocab import make_mechanism
-from dp_vocab.corpora import JsonlReader
-from dp_vocab.extraction import extract_sequences
+from dp_vocab.ingest.corpora import JsonlReader
+from dp_vocab.ingest.extract import extract_sequences
 from dp_vocab.privacy.noise import RandomSource
 from dp_vocab.recipes import load_recipe
-from dp_vocab.text.items import ItemExtractor
-from dp_vocab.text.tokenizers import RegexTokenizer
+from dp_vocab.ingest.text.items import ItemExtractor
+from dp_vocab.ingest.text.tokenizers import RegexTokenizer
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "corpora"
 RECIPE = Path(__file__).resolve().parents[1] / "dp_vocab" / "recipes" / "presets" / "reply-ngrams.cfg"

@@ -171,11 +171,11 @@ def main() -> None:
           flush=True)
 
     from dp_vocab import make_mechanism
-    from dp_vocab.corpora import JsonlReader
-    from dp_vocab.extraction import extract_itemsets
+    from dp_vocab.ingest.corpora import JsonlReader
+    from dp_vocab.ingest.extract import extract_itemsets
     from dp_vocab.privacy.noise import RandomSource
-    from dp_vocab.text.items import ItemExtractor
-    from dp_vocab.text.tokenizers import RegexTokenizer
+    from dp_vocab.ingest.text.items import ItemExtractor
+    from dp_vocab.ingest.text.tokenizers import RegexTokenizer
 
     t = time.perf_counter()
     itemsets = extract_itemsets(JsonlReader(args.corpus), ItemExtractor(RegexTokenizer()))

@@ -5,7 +5,7 @@ trained without privacy.
                                           [--epsilons 1,3] [--vocab-size 32000] [--holdout 0.2]
                                           [--set items.lowercase=true ...]
 
-Users are split by a public hash of their id (``dp_vocab.heldout.is_held_out``): the shipped
+Users are split by a public hash of their id (``dp_vocab.research.heldout.is_held_out``): the shipped
 recipe (``recipes/private-MODEL.cfg``) runs on the training users at ``--budget.epsilon E`` and
 ``--export.vocab_size V``; the baseline is the exported tokenizer's own pipeline (normaliser,
 pre-tokenizer, special tokens, model type) with its model trained by ``tokenizers``' trainer on
@@ -31,7 +31,7 @@ SHARED = HERE.parent.parent / "shared" / "corpora"
 
 def load(path: Path, holdout: float):
     import polars as pl
-    from dp_vocab.heldout import is_held_out
+    from dp_vocab.research.heldout import is_held_out
     df = pl.read_ndjson(path, schema={"user": pl.Utf8, "text": pl.Utf8}).drop_nulls()
     held = {u: is_held_out(u, holdout) for u in df["user"].unique().to_list()}
     mask = df["user"].replace_strict(held, return_dtype=pl.Boolean)
@@ -52,8 +52,8 @@ def main() -> None:
 
     from tokenizers import Tokenizer
     from dp_vocab import run_recipe
-    from dp_vocab.heldout import nonprivate_tokenizer, tokenizer_scores
-    from dp_vocab.corpora.bundled import PRESETS
+    from dp_vocab.research.heldout import nonprivate_tokenizer, tokenizer_scores
+    from dp_vocab.ingest.corpora.bundled import PRESETS
 
     from dp_vocab.recipes import parse_override_value
     overrides = {k: parse_override_value(v) for k, v in (a.split("=", 1) for a in args.set)}

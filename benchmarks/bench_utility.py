@@ -48,8 +48,8 @@ SPLITS = (0.1, 0.25)
 
 def load(path: Path):
     sys.path.insert(0, str(HERE.parent))
-    from dp_vocab.corpora import JsonlReader
-    from dp_vocab.extraction import extract_itemsets
+    from dp_vocab.ingest.corpora import JsonlReader
+    from dp_vocab.ingest.extract import extract_itemsets
     from dp_vocab.registry import item_extractor, regex_tokenizer
     extractor = item_extractor(regex_tokenizer())
     t = time.perf_counter()

@@ -4,8 +4,8 @@ from .version import __version__
 
 from .errors import (BudgetExceededError, CorpusError, DPVocabError, OutputError,  # noqa: E402
                      ParameterError, RecipeError)
-from .itemsets import ItemSets, Vocabulary  # noqa: E402
-from .release import Release  # noqa: E402
+from .data.itemsets import ItemSets, Vocabulary  # noqa: E402
+from .data.release import Release  # noqa: E402
 
 
 def __getattr__(name: str):
@@ -20,10 +20,10 @@ def __getattr__(name: str):
         from .recipes import run_recipe
         return run_recipe
     if name == "evaluate":
-        from .evaluation import evaluate
+        from .research.evaluation import evaluate
         return evaluate
     if name == "itemsets_from_frame":
-        from .extraction import itemsets_from_frame
+        from .ingest.extract import itemsets_from_frame
         return itemsets_from_frame
     raise AttributeError(f"module 'dp_vocab' has no attribute {name!r}")
 

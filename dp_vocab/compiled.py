@@ -41,7 +41,7 @@ def lazy_module(name: str) -> LazyModule:
 
 # the modules of compiled kernels (numba ``cache=True``), relative to the package
 KERNEL_MODULES = ("bounding/_kernels.py", "bounding/_siphash.py", "mechanisms/_kernels.py",
-                  "_sequence_kernels.py")
+                  "bounding/_ngram_kernels.py")
 
 
 def kernels_cached() -> bool:

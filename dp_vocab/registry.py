@@ -28,7 +28,7 @@ class registry(confection.registry):
 @registry.readers("dp_vocab.jsonl.v1")
 def jsonl_reader(path: str, user_field: str = "user", text_field: str = "text",
                  on_error: str = "raise", max_line_bytes: int = 16 * 2 ** 20):
-    from .corpora import JsonlReader
+    from .ingest.corpora import JsonlReader
     return JsonlReader(path, user_field=user_field, text_field=text_field, on_error=on_error,
                        max_line_bytes=max_line_bytes)
 
@@ -36,7 +36,7 @@ def jsonl_reader(path: str, user_field: str = "user", text_field: str = "text",
 @registry.readers("dp_vocab.csv.v1")
 def csv_reader(path: str, user_field: str = "user", text_field: str = "text",
                delimiter: str = ",", on_error: str = "raise", max_line_bytes: int = 16 * 2 ** 20):
-    from .corpora import CsvReader
+    from .ingest.corpora import CsvReader
     return CsvReader(path, user_field=user_field, text_field=text_field, delimiter=delimiter,
                      on_error=on_error, max_line_bytes=max_line_bytes)
 
@@ -44,7 +44,7 @@ def csv_reader(path: str, user_field: str = "user", text_field: str = "text",
 @registry.readers("dp_vocab.text_folder.v1")
 def text_folder_reader(path: str, pattern: str = "*.txt", user_per: str = "file",
                        on_error: str = "raise", max_file_bytes: int = 64 * 2 ** 20):
-    from .corpora import TextDirReader
+    from .ingest.corpora import TextDirReader
     return TextDirReader(path, pattern=pattern, user_per=user_per, on_error=on_error,
                          max_file_bytes=max_file_bytes)
 
@@ -52,7 +52,7 @@ def text_folder_reader(path: str, pattern: str = "*.txt", user_per: str = "file"
 @registry.readers("dp_vocab.parquet.v1")
 def parquet_reader(path: str, user_field: str = "user", text_field: str = "text",
                    on_error: str = "raise", batch_rows: int = 65_536):
-    from .corpora import ParquetReader
+    from .ingest.corpora import ParquetReader
     return ParquetReader(path, user_field=user_field, text_field=text_field, on_error=on_error,
                          batch_rows=batch_rows)
 
@@ -60,7 +60,7 @@ def parquet_reader(path: str, user_field: str = "user", text_field: str = "text"
 @registry.readers("dp_vocab.arrow.v1")
 def arrow_reader(path: str, user_field: str = "user", text_field: str = "text",
                  on_error: str = "raise", batch_rows: int = 65_536):
-    from .corpora import ArrowReader
+    from .ingest.corpora import ArrowReader
     return ArrowReader(path, user_field=user_field, text_field=text_field, on_error=on_error,
                        batch_rows=batch_rows)
 
@@ -69,26 +69,26 @@ def arrow_reader(path: str, user_field: str = "user", text_field: str = "text",
 
 @registry.tokenizers("dp_vocab.regex.v1")
 def regex_tokenizer(pattern: str = r"\w+(?:['’]\w+)*|[^\w\s]"):
-    from .text.tokenizers import RegexTokenizer
+    from .ingest.text.tokenizers import RegexTokenizer
     return RegexTokenizer(pattern)
 
 
 @registry.tokenizers("dp_vocab.spacy.v1")
 def spacy_tokenizer(lang: str = "en"):
-    from .text.tokenizers import SpacyTokenizer
+    from .ingest.text.tokenizers import SpacyTokenizer
     return SpacyTokenizer(lang)
 
 
 @registry.tokenizers("dp_vocab.hf_pre_tokenizer.v1")
 def hf_pre_tokenizer(kind: str = "whitespace"):
-    from .text.tokenizers import HFPreTokenizer
+    from .ingest.text.tokenizers import HFPreTokenizer
     return HFPreTokenizer(kind)
 
 
 @registry.tokenizers("dp_vocab.hf_tokenizer_pipeline.v1")
 def hf_tokenizer_pipeline(path: str):
     """An existing tokenizer's normaliser and pre-tokenizer (tokenizer.json or its folder)."""
-    from .text.pipeline import PipelineTokenizer
+    from .ingest.text.pipeline import PipelineTokenizer
     return PipelineTokenizer(path)
 
 
@@ -98,7 +98,7 @@ def hf_tokenizer_pipeline(path: str):
 def item_extractor(tokenizer, n_min: int = 1, n_max: int = 1, lowercase: bool = True,
                    nfkc: bool = True, max_length: int = 50, joiner: str = " ",
                    max_distinct_per_user: int = 100_000):
-    from .text.items import ItemExtractor
+    from .ingest.text.items import ItemExtractor
     return ItemExtractor(tokenizer, n_min=n_min, n_max=n_max, lowercase=lowercase, nfkc=nfkc,
                          max_length=max_length, joiner=joiner,
                          max_distinct_per_user=max_distinct_per_user)
@@ -239,7 +239,7 @@ def spacy_exporter(lang: str = "en", pipeline: bool = True):
 
 @registry.counts("dp_vocab.discrete_laplace_counts.v1")
 def discrete_laplace_counts(epsilon: float, max_items_per_user: int = 100, max_count: int = 5):
-    from .count_release import DiscreteLaplaceCounts
+    from .mechanisms.count_release import DiscreteLaplaceCounts
     return DiscreteLaplaceCounts(epsilon, max_items_per_user=max_items_per_user,
                                  max_count=max_count)
 
@@ -247,7 +247,7 @@ def discrete_laplace_counts(epsilon: float, max_items_per_user: int = 100, max_c
 @registry.counts("dp_vocab.discrete_gaussian_counts.v1")
 def discrete_gaussian_counts(epsilon: float, delta: float, max_items_per_user: int = 100,
                              max_count: int = 5):
-    from .count_release import DiscreteGaussianCounts
+    from .mechanisms.count_release import DiscreteGaussianCounts
     return DiscreteGaussianCounts(epsilon, delta, max_items_per_user=max_items_per_user,
                                   max_count=max_count)
 
@@ -255,5 +255,5 @@ def discrete_gaussian_counts(epsilon: float, delta: float, max_items_per_user: i
 @registry.counts("dp_vocab.normalised_gaussian_counts.v1")
 def normalised_gaussian_counts(epsilon: float, delta: float, max_items_per_user: int = 1000,
                                max_count: int = 1, scale: int = 100):
-    from .count_release import NormalisedGaussianCounts
+    from .mechanisms.count_release import NormalisedGaussianCounts
     return NormalisedGaussianCounts(epsilon, delta, max_items_per_user, max_count, scale)

@@ -2,7 +2,7 @@ import math
 from pathlib import Path
 
 import pytest
-from dp_vocab.corpora.bundled import SAMPLE
+from dp_vocab.ingest.corpora.bundled import SAMPLE
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"

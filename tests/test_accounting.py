@@ -72,7 +72,7 @@ def test_zcdp_conversion_against_table_e():
 def test_discrete_laplace_stages_use_the_discrete_event():
     """Weighted Gaussian (1, 1e-5) + DLap counts (ε=1, k=1, C=1): dp-accounting's discrete event
     gives ε ≈ 1.9806; the continuous Laplace event would claim 1.9585 (too little)."""
-    from dp_vocab.count_release import DiscreteLaplaceCounts
+    from dp_vocab.mechanisms.count_release import DiscreteLaplaceCounts
     gau = make_mechanism("weighted_gaussian", epsilon=1.0, delta=1e-5).stage("selection")
     counts = DiscreteLaplaceCounts(epsilon=1.0, max_items_per_user=1, max_count=1).stage()
     assert counts.noise == "discrete_laplace" and counts.sensitivity == 1

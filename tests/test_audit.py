@@ -3,7 +3,7 @@
 import pytest
 
 from dp_vocab import make_mechanism
-from dp_vocab.audit import audit, clopper_pearson
+from dp_vocab.research.audit import audit, clopper_pearson
 
 from reference_impl import published_gw
 

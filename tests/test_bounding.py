@@ -4,7 +4,7 @@ contract suite."""
 import numpy as np
 import pytest
 
-import dp_vocab.itemsets as itemsets_module
+import dp_vocab.data.itemsets as itemsets_module
 from dp_vocab import ItemSets, make_mechanism
 from dp_vocab.bounding import ItemWeights, NamesOf
 
@@ -64,10 +64,10 @@ def test_dask_merge_tells_items_apart_by_both_hashes():
 def test_distinct_cap_breaks_hash_ties_by_the_string(a_and_b_share_a_hash, first):
     """A user over max_distinct_per_user keeps its smallest-hash items. "a" and "b" share a hash
     and the cap (1) falls between them: "a" < "b" decides, whichever arrives (or merges) first."""
-    from dp_vocab.extraction import extract_itemsets, merge_itemsets
-    from dp_vocab.itemsets import ItemSetsBuilder
-    from dp_vocab.text.items import ItemExtractor
-    from dp_vocab.text.tokenizers import RegexTokenizer
+    from dp_vocab.ingest.extract import extract_itemsets, merge_itemsets
+    from dp_vocab.data.itemsets import ItemSetsBuilder
+    from dp_vocab.ingest.text.items import ItemExtractor
+    from dp_vocab.ingest.text.tokenizers import RegexTokenizer
     docs = [[first], ["b" if first == "a" else "a"]]
     builder = ItemSetsBuilder(max_distinct_per_user=1)
     for doc in docs:
@@ -75,7 +75,7 @@ def test_distinct_cap_breaks_hash_ties_by_the_string(a_and_b_share_a_hash, first
     assert list(builder.build().to_dict()["u"]) == ["a"]
     ex = ItemExtractor(RegexTokenizer(), max_distinct_per_user=1)   # the columnar path
     assert list(extract_itemsets([("u", doc[0]) for doc in docs], ex).to_dict()["u"]) == ["a"]
-    from dp_vocab.itemsets import item_hashes
+    from dp_vocab.data.itemsets import item_hashes
     parts = [(["u"], doc, item_hashes(doc), np.array([0, 1]), np.array([0]), np.array([1]))
              for doc in docs]
     assert list(merge_itemsets(parts, 1).to_dict()["u"]) == ["a"]   # Dask merges any order

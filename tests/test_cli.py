@@ -14,7 +14,7 @@ from dp_vocab.cli import app
 from dp_vocab.cli.display import summary_table
 from dp_vocab.errors import BudgetExceededError, OutputError, ParameterError
 from dp_vocab.recipes import parse_overrides, run_recipe
-from dp_vocab.corpora.bundled import PRESETS as RECIPE_DIR, SAMPLE
+from dp_vocab.ingest.corpora.bundled import PRESETS as RECIPE_DIR, SAMPLE
 
 REPO = Path(__file__).resolve().parents[1]
 QUICKSTART = RECIPE_DIR / "quickstart.cfg"

@@ -13,15 +13,15 @@ pytest.importorskip("distributed")
 from dp_vocab import make_mechanism  # noqa: E402
 from dp_vocab.backends import LocalBackend  # noqa: E402
 from dp_vocab.bounding import MAX_ITEMS_PER_USER, Weighting  # noqa: E402
-from dp_vocab.count_release import (DiscreteGaussianCounts, DiscreteLaplaceCounts,  # noqa: E402
+from dp_vocab.mechanisms.count_release import (DiscreteGaussianCounts, DiscreteLaplaceCounts,  # noqa: E402
                                      NormalisedGaussianCounts)
 from dp_vocab.backends.dask import DaskBackend  # noqa: E402
-from dp_vocab.corpora import JsonlReader  # noqa: E402
+from dp_vocab.ingest.corpora import JsonlReader  # noqa: E402
 from dp_vocab.privacy.noise import RandomSource  # noqa: E402
 from dp_vocab.recipes import run_recipe  # noqa: E402
-from dp_vocab.text.items import ItemExtractor  # noqa: E402
-from dp_vocab.text.tokenizers import RegexTokenizer  # noqa: E402
-from dp_vocab.corpora.bundled import PRESETS as RECIPE_DIR, SAMPLE
+from dp_vocab.ingest.text.items import ItemExtractor  # noqa: E402
+from dp_vocab.ingest.text.tokenizers import RegexTokenizer  # noqa: E402
+from dp_vocab.ingest.corpora.bundled import PRESETS as RECIPE_DIR, SAMPLE
 
 REPO = Path(__file__).resolve().parents[1]
 KEY = b"dask-vs-local-fixed-order-key!!!"
@@ -161,7 +161,7 @@ def test_users_spread_over_several_files_are_grouped(tmp_path):
 
 
 def test_dpne_levels_on_dask_match_local(tmp_path):
-    from dp_vocab.extraction import extract_sequences
+    from dp_vocab.ingest.extract import extract_sequences
     path = tmp_path / "p.jsonl.gz"
     with gzip.open(SAMPLE, "rt", encoding="utf-8") as f, gzip.open(path, "wt") as g:
         g.writelines(islice(f, 8000))
@@ -284,7 +284,7 @@ def test_one_file_read_in_shares_keeps_users_of_every_id_kind(tmp_path, cluster,
     import json
     import warnings
 
-    from dp_vocab.corpora.readers import MixedUserIdWarning
+    from dp_vocab.ingest.corpora.readers import MixedUserIdWarning
     with gzip.open(SAMPLE, "rt", encoding="utf-8") as f:
         docs = [json.loads(line) for line in islice(f, 2000)]
     number = {u: k for k, u in enumerate(sorted({d["user"] for d in docs}))}
@@ -316,7 +316,7 @@ def test_id_kinds_mixed_across_files_warn_once_on_dask(tmp_path, cluster):
     import json
     import warnings
 
-    from dp_vocab.corpora.readers import MixedUserIdWarning
+    from dp_vocab.ingest.corpora.readers import MixedUserIdWarning
     for name, users in (("a.jsonl", [1, 2, 3]), ("b.jsonl", ["x", "y", "1"])):
         (tmp_path / name).write_text("".join(json.dumps({"user": u, "text": f"word {u}"}) + "\n"
                                              for u in users), encoding="utf-8")
@@ -342,7 +342,7 @@ def test_dask_says_nothing_of_the_private_data_outside_its_results(cluster, tmp_
 
     import polars as pl
 
-    from dp_vocab.corpora.tables import FrameReader
+    from dp_vocab.ingest.corpora.tables import FrameReader
     import urllib.error
     import urllib.request
     (sock,) = cluster.cluster.scheduler.http_server._sockets.values()

@@ -17,7 +17,7 @@ from dp_vocab.errors import ParameterError  # noqa: E402
 from dp_vocab.recipes import plan_run, run_recipe  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
-from dp_vocab.corpora.bundled import SAMPLE  # noqa: E402
+from dp_vocab.ingest.corpora.bundled import SAMPLE  # noqa: E402
 KEY = "11" * 32
 
 

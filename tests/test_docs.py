@@ -17,7 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from dp_vocab.cli import app
-from dp_vocab.corpora.bundled import SAMPLE
+from dp_vocab.ingest.corpora.bundled import SAMPLE
 
 REPO = Path(__file__).resolve().parents[1]
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]

@@ -7,11 +7,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dp_vocab import make_mechanism
-from dp_vocab.extraction import extract_sequences
+from dp_vocab.ingest.extract import extract_sequences
 from dp_vocab.mechanisms.claim import Norm
 from dp_vocab.privacy.noise import RandomSource
-from dp_vocab.text.items import ItemExtractor
-from dp_vocab.text.tokenizers import RegexTokenizer
+from dp_vocab.ingest.text.items import ItemExtractor
+from dp_vocab.ingest.text.tokenizers import RegexTokenizer
 
 EXTRACT = ItemExtractor(RegexTokenizer())
 words = st.sampled_from(["a", "b", "c", "d", "e"])

@@ -10,12 +10,12 @@ from scipy.special import ndtr, ndtri
 from scipy.stats import binomtest, chisquare
 
 from dp_vocab import ItemSets, make_mechanism
-from dp_vocab.extraction import extract_sequences
+from dp_vocab.ingest.extract import extract_sequences
 from dp_vocab.mechanisms.claim import Norm
 from dp_vocab.privacy import calibrate
 from dp_vocab.privacy.noise import RandomSource, gumbel
-from dp_vocab.text.items import ItemExtractor
-from dp_vocab.text.tokenizers import RegexTokenizer
+from dp_vocab.ingest.text.items import ItemExtractor
+from dp_vocab.ingest.text.tokenizers import RegexTokenizer
 
 EXTRACT = ItemExtractor(RegexTokenizer())
 
@@ -195,7 +195,7 @@ def test_dpne_level_sets_hold_any_number_of_users():
     """Per-user candidate sets once packed (user << 42 | key): users ≥ 2^21 overflowed."""
     from types import SimpleNamespace
 
-    from dp_vocab.sequences import _level_itemsets
+    from dp_vocab.data.token_corpus import _level_itemsets
     n_users = 2 ** 22 + 3
     corpus = SimpleNamespace(n_users=n_users, user_ids=range(n_users))
     pos_user = np.array([0, n_users - 1, n_users - 1, 2 ** 21], dtype=np.int64)
@@ -211,8 +211,8 @@ def test_dpne_level_sets_hold_any_number_of_users():
 @settings(max_examples=200, deadline=None)
 def test_level_kernels_equal_their_array_definitions(data):
     """The compiled passes behind DPNE's levels against the numpy expressions they replace."""
-    from dp_vocab._sequence_kernels import candidate_keys, mark_released, runs
-    from dp_vocab.sequences import _sorted_distinct
+    from dp_vocab.bounding._ngram_kernels import candidate_keys, mark_released, runs
+    from dp_vocab.data.token_corpus import _sorted_distinct
     m = data.draw(st.integers(1, 40))
     n_pos = data.draw(st.integers(0, 120))
     rng = np.random.default_rng(data.draw(st.integers(0, 2 ** 32 - 1)))

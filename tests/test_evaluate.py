@@ -10,9 +10,9 @@ from typer.testing import CliRunner
 
 from dp_vocab import ItemSets, evaluate
 from dp_vocab.cli import app
-from dp_vocab.output_dir import MARKER
-from dp_vocab.evaluation import write_report
-from dp_vocab.corpora.bundled import PRESETS as RECIPE_DIR, SAMPLE
+from dp_vocab.export.output_dir import MARKER
+from dp_vocab.research.evaluation import write_report
+from dp_vocab.ingest.corpora.bundled import PRESETS as RECIPE_DIR, SAMPLE
 
 
 
@@ -102,12 +102,12 @@ def test_evaluate_of_a_recipe_compares_its_own_mechanism_as_configured(tmp_path)
 
 
 def test_dp_vocab_evaluate_stays_the_function():
-    """The harness module is dp_vocab.evaluation: importing it (as the first call did) once
+    """The harness module is dp_vocab.research.evaluation: importing it (as the first call did) once
     replaced dp_vocab.evaluate with the module."""
     import inspect
 
     import dp_vocab
-    import dp_vocab.evaluation  # noqa: F401
+    import dp_vocab.research.evaluation  # noqa: F401
     assert callable(dp_vocab.evaluate) and "holdout" in inspect.signature(dp_vocab.evaluate).parameters
     assert "force" in inspect.signature(dp_vocab.run_recipe).parameters
 
@@ -136,7 +136,7 @@ def test_evaluate_heldout_utility_columns():
     """NON-PRIVATE utility columns: true items + false positives = released; coverage in [0, 1]
     and rising with the vocabulary; the non-private tokenizer of the same size is at least as
     short per word as one built from fewer items."""
-    from dp_vocab.heldout import VocabularyUtility, split_users
+    from dp_vocab.research.heldout import VocabularyUtility, split_users
     ev = evaluate(toy(), ["policy_gaussian"], [1.0, 8.0], repeats=2, holdout=0.25)
     for r in ev.runs:
         assert r["true_items"] + r["false_positives"] == r["released"]
@@ -149,8 +149,8 @@ def test_evaluate_heldout_utility_columns():
     assert train.n_users + held.n_users == data.n_users and held.n_users > 300
     assert set(train.user_ids).isdisjoint(held.user_ids)
     assert split_users(data, 0.25)[1].user_ids == held.user_ids     # a fixed public split
-    from dp_vocab.text.items import ItemExtractor
-    from dp_vocab.text.tokenizers import RegexTokenizer
+    from dp_vocab.ingest.text.items import ItemExtractor
+    from dp_vocab.ingest.text.tokenizers import RegexTokenizer
     u = VocabularyUtility(train, held, ItemExtractor(RegexTokenizer()).describe())
     every = [f"w{j}" for j in range(40)]
     full = u.measure(every + ["never_seen"])
@@ -170,10 +170,10 @@ def test_evaluate_rejects_bad_holdout():
 
 
 def test_ngram_coverage_on_held_out_users_by_hand():
-    from dp_vocab.heldout import ngram_coverage
-    from dp_vocab.extraction import extract_sequences
-    from dp_vocab.text.items import ItemExtractor
-    from dp_vocab.text.tokenizers import RegexTokenizer
+    from dp_vocab.research.heldout import ngram_coverage
+    from dp_vocab.ingest.extract import extract_sequences
+    from dp_vocab.ingest.text.items import ItemExtractor
+    from dp_vocab.ingest.text.tokenizers import RegexTokenizer
     held = extract_sequences([("h1", "a b c a b"), ("h2", "c a")],
                              ItemExtractor(RegexTokenizer()))
     cov = ngram_coverage(["a", "b", "a b", "b c", "c a b", "zz", "zz a"], held, max_n=3)
@@ -189,10 +189,10 @@ def test_ngram_coverage_on_held_out_users_by_hand():
 
 
 def test_held_out_split_of_token_sequences_is_by_user_and_disjoint():
-    from dp_vocab.heldout import split_users
-    from dp_vocab.extraction import extract_sequences
-    from dp_vocab.text.items import ItemExtractor
-    from dp_vocab.text.tokenizers import RegexTokenizer
+    from dp_vocab.research.heldout import split_users
+    from dp_vocab.ingest.extract import extract_sequences
+    from dp_vocab.ingest.text.items import ItemExtractor
+    from dp_vocab.ingest.text.tokenizers import RegexTokenizer
     c = extract_sequences([(f"u{i}", f"w{i} x") for i in range(200)],
                           ItemExtractor(RegexTokenizer()))
     train, held = split_users(c, 0.1)
@@ -264,8 +264,8 @@ def test_evaluate_scores_a_recipes_tokenizer_against_the_non_private_one(tmp_pat
     tokens per held-out word next to the non-private tokenizer of the same pipeline, model and
     size, in the console table, results.json and report.html (all NON-PRIVATE)."""
     import random
-    from dp_vocab.corpora.bundled import PRESETS
-    from dp_vocab.evaluation import write_report
+    from dp_vocab.ingest.corpora.bundled import PRESETS
+    from dp_vocab.research.evaluation import write_report
     rng = random.Random(5)
     words = "the a college class exam professor student campus dorm major essay".split()
     corpus = tmp_path / "c.jsonl"

@@ -16,15 +16,15 @@ from hypothesis import strategies as st
 from tokenizers import Tokenizer, decoders, models
 
 from dp_vocab import ItemSets, make_mechanism
-from dp_vocab.count_release import (DiscreteGaussianCounts, DiscreteLaplaceCounts,
+from dp_vocab.mechanisms.count_release import (DiscreteGaussianCounts, DiscreteLaplaceCounts,
                                      NormalisedGaussianCounts)
 from dp_vocab.errors import ParameterError
 from dp_vocab.export.hf import BYTE_PIECES, PUBLIC_ALPHABET, STYLES, HFTokenizerExporter
 from dp_vocab.export.spacy import SpacyExporter
 from dp_vocab.privacy.noise import RandomSource
-from dp_vocab.release import Release
-from dp_vocab.text.tokenizers import DEFAULT_PATTERN
-from dp_vocab.corpora.bundled import PRESETS as RECIPE_DIR
+from dp_vocab.data.release import Release
+from dp_vocab.ingest.text.tokenizers import DEFAULT_PATTERN
+from dp_vocab.ingest.corpora.bundled import PRESETS as RECIPE_DIR
 
 REPO = Path(__file__).resolve().parents[1]
 ITEMS = {"tokenizer": "regex", "pattern": DEFAULT_PATTERN, "nfkc": True, "lowercase": True}

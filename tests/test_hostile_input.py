@@ -12,12 +12,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dp_vocab.corpora import JsonlReader
+from dp_vocab.ingest.corpora import JsonlReader
 from dp_vocab.errors import CorpusError
-from dp_vocab.itemsets import ItemSetsBuilder
-from dp_vocab.text.items import ItemExtractor
-from dp_vocab.text.tokenizers import RegexTokenizer
-from dp_vocab.corpora.bundled import PRESETS as RECIPE_DIR
+from dp_vocab.data.itemsets import ItemSetsBuilder
+from dp_vocab.ingest.text.items import ItemExtractor
+from dp_vocab.ingest.text.tokenizers import RegexTokenizer
+from dp_vocab.ingest.corpora.bundled import PRESETS as RECIPE_DIR
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -128,7 +128,7 @@ def test_streaming_cap_keeps_exactly_the_smallest_hash_items_with_full_counts(do
     ``cap`` distinct items of smallest item hash, each with all its occurrences."""
     from collections import Counter
 
-    from dp_vocab.itemsets import item_hashes
+    from dp_vocab.data.itemsets import item_hashes
     small_chunks = type("SmallChunks", (ItemSetsBuilder,), {"_CHUNK": chunk})
     expected: dict = {}
     for user, items in docs:

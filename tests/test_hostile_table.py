@@ -601,7 +601,7 @@ def _holdout_corpus(d, held_text: str, n: int = 60):
     import hashlib
 
     from dp_vocab.bounding.user_order import encode_user_id
-    from dp_vocab.heldout import SPLIT_LABEL
+    from dp_vocab.research.heldout import SPLIT_LABEL
 
     def held(u):
         return int.from_bytes(hashlib.sha256(SPLIT_LABEL + encode_user_id(u)).digest()[:8],
@@ -788,7 +788,7 @@ def test_typer_pretty_exceptions_are_off():
 
 
 def test_concurrent_force_writers_all_finish_and_leave_nothing(tmp_path):
-    from dp_vocab.output_dir import MARKER, atomic_output_dir
+    from dp_vocab.export.output_dir import MARKER, atomic_output_dir
     target = tmp_path / "o"
     failures = []
 
@@ -814,7 +814,7 @@ def test_concurrent_force_writers_all_finish_and_leave_nothing(tmp_path):
 
 def test_concurrent_writers_without_force_one_wins_the_others_fail_cleanly(tmp_path):
     from dp_vocab.errors import OutputError
-    from dp_vocab.output_dir import atomic_output_dir
+    from dp_vocab.export.output_dir import atomic_output_dir
     target = tmp_path / "o"
     results = []
     barrier = threading.Barrier(8)

@@ -15,9 +15,9 @@ from dp_vocab.export.plain import PlainExporter
 from dp_vocab.export.spacy import SpacyExporter
 from dp_vocab.privacy.noise import RandomSource
 from dp_vocab.recipes import run_recipe
-from dp_vocab.text.items import ItemExtractor
-from dp_vocab.text.tokenizers import HFPreTokenizer, RegexTokenizer, SpacyTokenizer
-from dp_vocab.corpora.bundled import PRESETS as RECIPE_DIR
+from dp_vocab.ingest.text.items import ItemExtractor
+from dp_vocab.ingest.text.tokenizers import HFPreTokenizer, RegexTokenizer, SpacyTokenizer
+from dp_vocab.ingest.corpora.bundled import PRESETS as RECIPE_DIR
 
 REPO = Path(__file__).resolve().parents[1]
 

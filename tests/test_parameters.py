@@ -218,7 +218,7 @@ def test_recipe_runs_refuse_the_issue_cases_before_reading_data(tmp_path):
     from pathlib import Path
 
     from dp_vocab.recipes import plan_run
-    from dp_vocab.corpora.bundled import PRESETS
+    from dp_vocab.ingest.corpora.bundled import PRESETS
     recipe = PRESETS / "reply-ngrams.cfg"
     for value in (math.inf, 5e-324, True, 1e200, 1e-200, [5e-324, 1.0, 1.0, 1.0, 1.0],
                   10 ** 400, "inf"):

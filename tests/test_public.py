@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from dp_vocab import ItemSets, make_mechanism
 from dp_vocab.errors import CorpusError, ParameterError
-from dp_vocab.itemsets import item_hashes
+from dp_vocab.data.itemsets import item_hashes
 from dp_vocab.mechanisms import _kernels
 from dp_vocab.mechanisms.public import PublicDomain, band_weights, weighted_bh
 from dp_vocab.privacy.noise import RandomSource
@@ -804,7 +804,7 @@ def test_dpne_public_drops_list_items_holding_the_joiner_from_python_too():
     ('new york') is not in level 1's domain, so the string is never released at two levels.
     Here every item of P is released whatever its weight (plain BH at q = 0.5, two items,
     eight releases outside P), and 'new york' is a bigram every user holds."""
-    from dp_vocab.extraction import extract_sequences
+    from dp_vocab.ingest.extract import extract_sequences
     docs = [(u, "new york a b c d e f") for u in range(200)]
     for joiner, listed in ((" ", "new york"), ("_", "new_york")):
         ex = item_extractor(regex_tokenizer(), joiner=joiner)

@@ -10,9 +10,9 @@ from typer.testing import CliRunner
 from dp_vocab import make_mechanism
 from dp_vocab.cli import app
 from dp_vocab.errors import ParameterError
-from dp_vocab.evaluation import evaluate
+from dp_vocab.research.evaluation import evaluate
 from dp_vocab.recipes import run_recipe
-from dp_vocab.corpora.bundled import PRESETS as RECIPE_DIR
+from dp_vocab.ingest.corpora.bundled import PRESETS as RECIPE_DIR
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -7,8 +7,8 @@ import lzma
 
 import pytest
 
-from dp_vocab.corpora import CsvReader, JsonlReader, TextDirReader
-from dp_vocab.corpora.readers import MixedUserIdWarning
+from dp_vocab.ingest.corpora import CsvReader, JsonlReader, TextDirReader
+from dp_vocab.ingest.corpora.readers import MixedUserIdWarning
 from dp_vocab.errors import CorpusError, ParameterError
 
 
@@ -141,7 +141,7 @@ def test_text_folder_per_file_and_per_folder(tmp_path):
 
 def test_glob_of_files_and_users_spread_across_them(tmp_path):
     from dp_vocab import ItemSets
-    from dp_vocab.extraction import extract_itemsets
+    from dp_vocab.ingest.extract import extract_itemsets
     write_jsonl(tmp_path / "a.jsonl", [{"user": "u1", "text": "hello"}, {"user": "u2", "text": "x"}])
     write_jsonl(tmp_path / "b.jsonl.gz", [{"user": "u1", "text": "again"}], gzip.open)
     r = JsonlReader(tmp_path / "*.jsonl*")
@@ -166,7 +166,7 @@ def test_shares_of_a_file_hold_every_line_once_with_the_files_line_numbers(tmp_p
     line by line and as columns, give the whole file's documents, skips and errors."""
     import copy
 
-    from dp_vocab.corpora import columns
+    from dp_vocab.ingest.corpora import columns
     monkeypatch.setattr(columns, "CHUNK_BYTES", 64)
     lines = [json.dumps({"user": f"u{i % 4}", "text": f"doc {i} " + "x" * (i % 7)})
              for i in range(30)]
@@ -210,7 +210,7 @@ def test_shares_of_a_file_hold_every_line_once_with_the_files_line_numbers(tmp_p
 def test_a_line_range_read_by_read_alone_ends_on_a_whole_line():
     import io
 
-    from dp_vocab.corpora.line_range import LineRange
+    from dp_vocab.ingest.corpora.line_range import LineRange
     data = b"aa\nbbbbbb\ncc\ndd"
     for start, end, expected in [(0, 5, b"aa\nbbbbbb\n"), (1, 5, b"bbbbbb\n"),
                                  (3, 10, b"bbbbbb\n"), (5, None, b"cc\ndd"), (0, 3, b"aa\n")]:

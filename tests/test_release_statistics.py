@@ -228,9 +228,9 @@ def test_dpne_public_lone_user_beyond_the_outside_cap():
     user's 12 unigrams outside P keep 3, each of weight 1/√3, against ρ_1 calibrated for t ≤ 3:
     the release frequency is the closed form for 3 items and at most δ/2. 20,000 releases
     (0.4 ms each)."""
-    from dp_vocab.extraction import extract_sequences
-    from dp_vocab.text.items import ItemExtractor
-    from dp_vocab.text.tokenizers import RegexTokenizer
+    from dp_vocab.ingest.extract import extract_sequences
+    from dp_vocab.ingest.text.items import ItemExtractor
+    from dp_vocab.ingest.text.tokenizers import RegexTokenizer
     m = make_mechanism("dpne_public", epsilon=EPS, delta=DELTA, max_n=1, max_items_per_user=12,
                        public_items=["p0", "p1", "p2"], max_outside_items=3)
     lone = extract_sequences([("x", " ".join(f"w{i}" for i in range(12)))],

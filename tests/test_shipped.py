@@ -15,8 +15,8 @@ from typer.testing import CliRunner
 
 import dp_vocab
 from dp_vocab.cli import app
-from dp_vocab.corpora import JsonlReader
-from dp_vocab.corpora.bundled import PRESETS, SAMPLE, bundled_file
+from dp_vocab.ingest.corpora import JsonlReader
+from dp_vocab.ingest.corpora.bundled import PRESETS, SAMPLE, bundled_file
 from dp_vocab.errors import RecipeError
 from dp_vocab.recipes import load_recipe
 from dp_vocab.recipes.shipped import (find_recipe, recipe_summary, shipped_recipes,

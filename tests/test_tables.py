@@ -13,12 +13,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from dp_vocab import itemsets_from_frame
-from dp_vocab.corpora import ArrowReader, FrameReader, JsonlReader, ParquetReader
+from dp_vocab.ingest.corpora import ArrowReader, FrameReader, JsonlReader, ParquetReader
 from dp_vocab.errors import CorpusError
-from dp_vocab.extraction import extract_itemsets
+from dp_vocab.ingest.extract import extract_itemsets
 from dp_vocab.registry import registry
-from dp_vocab.text.items import ItemExtractor
-from dp_vocab.text.tokenizers import RegexTokenizer
+from dp_vocab.ingest.text.items import ItemExtractor
+from dp_vocab.ingest.text.tokenizers import RegexTokenizer
 
 SECRET = "Alice Secret"
 DOCS = [("a", "The cat sat."), ("b", "the dog"), ("a", "A cat!"), ("c", "Dogs and cats")]

@@ -3,8 +3,8 @@
 import pytest
 
 from dp_vocab.errors import ParameterError
-from dp_vocab.text.items import ItemExtractor
-from dp_vocab.text.tokenizers import HFPreTokenizer, RegexTokenizer, SpacyTokenizer
+from dp_vocab.ingest.text.items import ItemExtractor
+from dp_vocab.ingest.text.tokenizers import HFPreTokenizer, RegexTokenizer, SpacyTokenizer
 
 
 def test_regex_default_words_and_punctuation():
@@ -48,7 +48,7 @@ def test_spacy_tokenizer_cuts_only_pathological_runs():
     of MAX_RUN before spaCy sees it; ordinary text tokenizes exactly as spaCy does."""
     import spacy
 
-    from dp_vocab.text.tokenizers import MAX_RUN, SpacyTokenizer
+    from dp_vocab.ingest.text.tokenizers import MAX_RUN, SpacyTokenizer
     tok = SpacyTokenizer("en")
     text = "I'm sure it's fine, don't worry: see https://example.com/a?b=c."
     assert tok(text) == [t.text for t in spacy.blank("en").tokenizer(text) if not t.is_space]
@@ -68,9 +68,9 @@ def test_multi_character_joiner_keeps_names_one_to_one():
 @pytest.mark.parametrize("tokenizer", [lambda: SpacyTokenizer("en"),
                                        lambda: HFPreTokenizer("bert")])
 def test_spacy_and_hf_on_a_process_pool_equal_serial(monkeypatch, tokenizer):
-    from dp_vocab.extraction import extract_itemsets, extract_sequences
-    from dp_vocab.itemsets import ItemSets
-    from dp_vocab.text import parallel
+    from dp_vocab.ingest.extract import extract_itemsets, extract_sequences
+    from dp_vocab.data.itemsets import ItemSets
+    from dp_vocab.ingest.text import parallel
     monkeypatch.setattr(parallel, "SERIAL_FIRST", 10)   # a pool even for this small corpus
     monkeypatch.setattr(parallel, "BATCH", 7)
     monkeypatch.setattr(parallel, "workers", lambda: 2)

@@ -80,7 +80,7 @@ class LocalBackend:
     name = "local"
 
     def load(self, reader, extractor, sequences: bool = False, progress=None):
-        from ..extraction import extract_itemsets, extract_sequences
+        from ..ingest.extract import extract_itemsets, extract_sequences
         extract = extract_sequences if sequences else extract_itemsets
         return extract(reader, extractor,
                        on_progress=(lambda: progress(reader)) if progress else None)

@@ -20,10 +20,10 @@ import numpy as np
 
 from ..bounding import (Bounded, BoundedRows, Bounding, ItemWeights, fingerprints, keyed_order,
                         user_keys)
-from ..corpora.readers import MIXED_ID_MESSAGE, MixedUserIdWarning
+from ..ingest.corpora.readers import MIXED_ID_MESSAGE, MixedUserIdWarning
 from ..errors import ParameterError
-from ..itemsets import ItemSets, Vocabulary, needs_item_sets, needs_sequences
-from ..sequences import Gram, TokenCorpus
+from ..data.itemsets import ItemSets, Vocabulary, needs_item_sets, needs_sequences
+from ..data.token_corpus import Gram, TokenCorpus
 
 # Fixed, public SipHash keys (``fingerprints``), where nothing is secret
 # (which partition holds a user; a second item hash so that items are told apart by 128 bits)
@@ -85,8 +85,8 @@ def _file_readers(reader, n_shares: int) -> list:
     the reader itself when its input can't be split (a text folder, an in-memory frame)."""
     import copy
 
-    from ..corpora import JsonlReader, TextDirReader
-    from ..corpora.line_range import split_offsets
+    from ..ingest.corpora import JsonlReader, TextDirReader
+    from ..ingest.corpora.line_range import split_offsets
     if isinstance(reader, TextDirReader) or not getattr(reader, "files", None):
         return [reader]
     out = []
@@ -145,7 +145,7 @@ def _compact_vocab(vocab: Vocabulary, ids: np.ndarray) -> tuple[list, np.ndarray
 
 
 def _load_itemsets(reader, extractor, n_parts: int, alone: bool) -> _Whole:
-    from ..extraction import extract_itemsets
+    from ..ingest.extract import extract_itemsets
     its = _extracted(extract_itemsets, reader, extractor)
     part = _user_parts(its.user_ids, n_parts, alone)
     pieces = []
@@ -172,7 +172,7 @@ def _id_column(ids: list):
 
 
 def _load_sequences(reader, extractor, n_parts: int, alone: bool) -> _Whole:
-    from ..extraction import extract_sequences
+    from ..ingest.extract import extract_sequences
     corpus = _extracted(extract_sequences, reader, extractor)
     part_of_seq = _user_parts(corpus.user_ids, n_parts, alone)[corpus.seq_user]
     pieces = []
@@ -203,7 +203,7 @@ class _Partition(ItemSets):
 
 
 def _itemsets_partition(cap: int | None, *wrapped: _Whole) -> _Partition:
-    from ..extraction import encoded_ids, merge_itemsets
+    from ..ingest.extract import encoded_ids, merge_itemsets
     pieces = _unwrapped(wrapped)
     if len(pieces) == 1:   # one input file: its piece is already grouped, sorted and capped
         user_ids, strings, hashes, indptr, items, counts = pieces[0]
@@ -216,7 +216,7 @@ def _itemsets_partition(cap: int | None, *wrapped: _Whole) -> _Partition:
 
 
 def _corpus_partition(joiner: str, *pieces: _Whole) -> TokenCorpus:
-    from ..extraction import merge_sequences
+    from ..ingest.extract import merge_sequences
     return merge_sequences(_unwrapped(pieces), joiner)
 
 
@@ -500,8 +500,8 @@ class DaskSequences:
 
 
 def _prepare_worker() -> None:
-    import dp_vocab.extraction  # noqa: F401 - imported for its side effect: loaded modules
-    import dp_vocab.text.columnar  # noqa: F401
+    import dp_vocab.ingest.extract  # noqa: F401 - imported for its side effect: loaded modules
+    import dp_vocab.ingest.text.columnar  # noqa: F401
 
 
 def _ignore_interrupts() -> None:

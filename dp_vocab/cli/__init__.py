@@ -61,7 +61,7 @@ def _fail(message: str, code: int = 2) -> None:
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
-    from ..corpora.readers import MixedUserIdWarning
+    from ..ingest.corpora.readers import MixedUserIdWarning
     if issubclass(category, MixedUserIdWarning):
         _print_stderr("warning (NON-PRIVATE operator diagnostic, not written to any file):",
                       "yellow", str(message))
@@ -255,9 +255,9 @@ def evaluate(source: Path = typer.Argument(..., metavar="CORPUS-OR-RECIPE",
     from rich.console import Console
     from rich.progress import Progress
 
-    from ..evaluation import compared_mechanisms, recipe_mechanism, write_report
-    from ..evaluation import evaluate as run_eval
-    from ..output_dir import check_output_dir
+    from ..research.evaluation import compared_mechanisms, recipe_mechanism, write_report
+    from ..research.evaluation import evaluate as run_eval
+    from ..export.output_dir import check_output_dir
     from ..recipes import parse_override_value
     from .display import ReadProgress
 
@@ -322,8 +322,8 @@ def audit(mechanism: str = typer.Argument(..., metavar="MECHANISM",
           output: Path = typer.Option(None, "--output", "-o", help="Write the result as JSON")):
     """Estimate privacy loss empirically: a canary user with unique items, neighbouring
     datasets, many releases; reports the canary release rate against δ and an ε lower bound."""
-    from ..audit import audit as run_audit
-    from ..audit import check_audit_parameters, check_result_path, write_result
+    from ..research.audit import audit as run_audit
+    from ..research.audit import check_audit_parameters, check_result_path, write_result
     from ..recipes import parse_override_value
     from ..registry import make_mechanism
 

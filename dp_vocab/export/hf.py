@@ -29,12 +29,12 @@ from pathlib import Path
 from typing import cast
 
 from ..errors import ParameterError
-from ..release import Release
+from ..data.release import Release
 from .exported import Exported
 from .lines import LINE_BREAK, LONE_SURROGATE, check_items_writable
 from .like import LikeSource
 from .model_card import model_card
-from ..text.tokenizers import sentencepiece_whitespace
+from ..ingest.text.tokenizers import sentencepiece_whitespace
 from .trained import BYTE_PIECES, PublicPrior, train_model, training_counts, with_byte_pieces
 
 MODELS = ("wordlevel", "wordpiece", "bpe", "unigram")

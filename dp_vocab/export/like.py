@@ -12,7 +12,7 @@ import json
 import string
 from pathlib import Path
 
-from ..text.pipeline import PipelineTokenizer, load_tokenizer, tokenizer_file
+from ..ingest.text.pipeline import PipelineTokenizer, load_tokenizer, tokenizer_file
 from .trained import BYTE_PIECES, train_model, with_byte_pieces
 
 MODELS = {"BPE": "bpe", "WordPiece": "wordpiece", "Unigram": "unigram"}

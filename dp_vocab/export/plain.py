@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from ..errors import ParameterError
-from ..release import Release
+from ..data.release import Release
 from .exported import Exported
 from .lines import write_lines
 

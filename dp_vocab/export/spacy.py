@@ -23,7 +23,7 @@ import math
 from pathlib import Path
 
 from ..errors import OutputError, ParameterError
-from ..release import Release
+from ..data.release import Release
 from .exported import Exported
 from .lines import check_items_writable
 

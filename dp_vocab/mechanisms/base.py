@@ -24,7 +24,7 @@ from ..privacy.accounting import Stage
 from ..privacy.noise import (RandomSource, bernoulli, gaussian_release_probability,
                              laplace_release_probability)
 from ..privacy.params import check_choice, check_delta, check_epsilon, check_positive_int
-from ..release import Release
+from ..data.release import Release
 from .claim import Noise, Norm, PrivacyClaim, Sensitivity, Support
 
 @dataclass(frozen=True, kw_only=True, repr=False)

@@ -25,12 +25,12 @@ from scipy.special import ndtri
 from ..bounding import (MAX_ITEMS_PER_USER, Bounding, Input, Priority, UserData, Weighting,
                         check_key, derive_key)
 from ..errors import ParameterError
-from ..itemsets import item_hashes
+from ..data.itemsets import item_hashes
 from ..privacy import calibrate
 from ..privacy.noise import RandomSource, bernoulli, binomial, gaussian_release_probability
 from ..privacy.params import check_choice, check_nonnegative, check_positive_int, check_real
-from ..release import Release
-from ..sequences import CandidateJoin, Gram
+from ..data.release import Release
+from ..data.token_corpus import CandidateJoin, Gram
 from ..compiled import lazy_module
 from .base import Mechanism
 from .claim import Noise, Norm, Sensitivity

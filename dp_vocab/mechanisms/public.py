@@ -41,10 +41,10 @@ from scipy.special import log_ndtr, ndtri
 from ..bounding import (MAX_ITEMS_PER_USER, Bounding, ItemWeights, NamesOf, UserData,
                         canonical_order, check_key)
 from ..errors import CorpusError, ParameterError
-from ..itemsets import ITEM_HASH, item_hashes
+from ..data.itemsets import ITEM_HASH, item_hashes
 from ..privacy.noise import RandomSource, bernoulli, gaussian_release_probability
 from ..privacy.params import check_bool, check_positive_int, check_real
-from ..release import Release
+from ..data.release import Release
 from ..compiled import lazy_module
 from .base import Mechanism
 from .claim import Norm, Sensitivity
@@ -332,7 +332,7 @@ def _code_digest() -> str:
     reads the lists): a new extractor or list reader, a new entry."""
     from ..version import __version__
     h = hashlib.sha256(__version__.encode())
-    for f in [Path(__file__), *sorted((Path(__file__).parents[1] / "text").glob("*.py"))]:
+    for f in [Path(__file__), *sorted((Path(__file__).parents[1] / "ingest" / "text").glob("*.py"))]:
         h.update(f.name.encode() + f.read_bytes())
     return h.hexdigest()
 

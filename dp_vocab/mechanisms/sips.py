@@ -13,7 +13,7 @@ from ..errors import ParameterError
 from ..privacy import calibrate
 from ..privacy.noise import RandomSource, bernoulli, gaussian_release_probability
 from ..privacy.params import check_positive_int, check_real
-from ..release import Release
+from ..data.release import Release
 from .base import Mechanism
 from .claim import Noise
 

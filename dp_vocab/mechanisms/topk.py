@@ -18,7 +18,7 @@ from ..privacy.accounting import Stage, zcdp_rho_for
 from ..privacy.noise import RandomSource, gumbel
 from ..privacy.params import (DELTA_MIN, EPSILON_RANGE, check_choice, check_positive_int,
                               check_real)
-from ..release import Release
+from ..data.release import Release
 from .base import Mechanism
 from .claim import Noise, Sensitivity
 from .count import CountGaussian, CountLaplace

@@ -23,12 +23,12 @@ from confection import Config, ConfigValidationError
 
 from ..version import __version__
 from ..errors import DPVocabError, ParameterError, RecipeError
-from ..output_dir import atomic_output_dir, check_output_dir, write_json
+from ..export.output_dir import atomic_output_dir, check_output_dir, write_json
 from ..bounding import Input
 from ..privacy.accounting import Ledger
 from ..privacy.params import check_delta, check_epsilon
-from ..count_release import check_counts_route
-from ..release import Release
+from ..mechanisms.count_release import check_counts_route
+from ..data.release import Release
 from .shipped import find_recipe, shipped_recipes, write_recipe  # noqa: F401 (re-exported)
 
 REQUIRED_SECTIONS = ("corpus", "items", "mechanism")

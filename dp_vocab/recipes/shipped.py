@@ -4,7 +4,7 @@ copied out by name, spaCy ``init config`` style.
 A recipe argument is a file path or the NAME of a shipped recipe. A path that exists is a file;
 otherwise ``NAME``, ``NAME.cfg`` and ``recipes/NAME.cfg`` (the repository's old layout) name the
 shipped recipe. The shipped recipes read ``corpora/reddit_college_sample.jsonl.gz``, which
-resolves to the bundled sample in any working directory (``dp_vocab.corpora.bundled``).
+resolves to the bundled sample in any working directory (``dp_vocab.ingest.corpora.bundled``).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..corpora.bundled import PRESETS
+from ..ingest.corpora.bundled import PRESETS
 from ..errors import RecipeError
 from ..version import __version__
 

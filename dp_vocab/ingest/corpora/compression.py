@@ -6,7 +6,7 @@ import gzip
 import lzma
 import zlib
 
-from ..errors import CorpusError
+from ...errors import CorpusError
 
 # what a damaged compressed stream raises (gzip: BadGzipFile/EOFError/zlib.error)
 _DECOMPRESS_ERRORS = (OSError, EOFError, zlib.error, lzma.LZMAError)

@@ -22,12 +22,12 @@ from typing import Callable
 
 import numpy as np
 
-from .bounding import Input
-from .errors import CorpusError, ParameterError
+from ..bounding import Input
+from ..errors import CorpusError, ParameterError
 from .heldout import NON_PRIVATE, VocabularyUtility, ngram_coverage, split_users
-from .itemsets import ItemSets, Vocabulary
-from .output_dir import atomic_output_dir, check_output_dir, write_json
-from .version import __version__
+from ..data.itemsets import ItemSets, Vocabulary
+from ..export.output_dir import atomic_output_dir, check_output_dir, write_json
+from ..version import __version__
 
 HOLDER_THRESHOLDS = (5, 20, 100)
 
@@ -97,11 +97,11 @@ class Evaluation:
 
 def _load(source, progress, sequences: bool = False):
     """(item sets or token sequences, the item extractor that made them)."""
-    from .corpora import ArrowReader, CsvReader, JsonlReader, ParquetReader
-    from .corpora.readers import format_of
-    from .extraction import extract_itemsets, extract_sequences
-    from .text.items import ItemExtractor
-    from .text.tokenizers import RegexTokenizer
+    from ..ingest.corpora import ArrowReader, CsvReader, JsonlReader, ParquetReader
+    from ..ingest.corpora.readers import format_of
+    from ..ingest.extract import extract_itemsets, extract_sequences
+    from ..ingest.text.items import ItemExtractor
+    from ..ingest.text.tokenizers import RegexTokenizer
     if isinstance(source, ItemSets):
         if sequences:
             raise ParameterError("source", "ItemSets", "a corpus or recipe path",
@@ -114,7 +114,7 @@ def _load(source, progress, sequences: bool = False):
                              "text=...) first.")
     path = _recipe_or_path(source)
     if path.suffix == ".cfg":
-        from .recipes import load_recipe, resolve_sections
+        from ..recipes import load_recipe, resolve_sections
         cfg = load_recipe(path)
         objs = resolve_sections(cfg, ("corpus", "items"))
         reader, extractor = objs["corpus"], objs["items"]
@@ -129,7 +129,7 @@ def _load(source, progress, sequences: bool = False):
 
 PUBLIC_PARAMS = ("public_frequencies", "lang", "public_items", "public_bands", "public_fdr",
                  "public_cutoff")
-# NON-PRIVATE per-run columns (dp_vocab.heldout), averaged in the summary
+# NON-PRIVATE per-run columns (dp_vocab.research.heldout), averaged in the summary
 UTILITY_COLUMNS = ("true_items", "false_positives", "heldout_coverage", "tokens_per_word",
                    "tokens_per_word_nonprivate")
 _SHORT = {"true_items": "true", "false_positives": "FP", "heldout_coverage": "cover",
@@ -141,7 +141,7 @@ DEFAULT_MECHANISMS = ("weighted_gaussian", "policy_laplace", "policy_gaussian", 
 
 def _recipe_or_path(source) -> Path:
     """A corpus or recipe path; a shipped recipe's name (``quickstart``) is its file."""
-    from .recipes.shipped import find_recipe
+    from ..recipes.shipped import find_recipe
     return Path(find_recipe(source))
 
 
@@ -149,8 +149,8 @@ def recipe_mechanism(source) -> tuple[str, dict] | None:
     """A recipe's [mechanism]: (short name, its parameters but ε and δ), or None for a corpus."""
     if not isinstance(source, (str, os.PathLike)) or _recipe_or_path(source).suffix != ".cfg":
         return None
-    from .recipes import load_recipe
-    from .registry import mechanism_parameters, resolve_mechanism_name
+    from ..recipes import load_recipe
+    from ..registry import mechanism_parameters, resolve_mechanism_name
     section = load_recipe(source)["mechanism"]
     name = resolve_mechanism_name(section["@mechanisms"]).split(".")[1]
     params = {k: v for k, v in section.items()
@@ -163,7 +163,7 @@ def recipe_mechanism(source) -> tuple[str, dict] | None:
 def compared_mechanisms(recipe: tuple[str, dict] | None, mechanisms) -> list[str]:
     """The short names ``evaluate`` compares: ``mechanisms`` (registry names too), or, when
     None, ``DEFAULT_MECHANISMS`` and the recipe's own mechanism."""
-    from .registry import resolve_mechanism_name
+    from ..registry import resolve_mechanism_name
     if mechanisms is not None:
         return [resolve_mechanism_name(m).split(".")[1] for m in mechanisms]
     own = [recipe[0]] if recipe is not None and recipe[0] not in DEFAULT_MECHANISMS else []
@@ -176,7 +176,7 @@ def _with_recipe_public_params(recipe: tuple[str, dict] | None, mechanisms,
     mechanism that takes them, unless given per mechanism."""
     if recipe is None:
         return params
-    from .registry import mechanism_parameters
+    from ..registry import mechanism_parameters
     public = {k: recipe[1][k] for k in PUBLIC_PARAMS if k in recipe[1]}
     out = {m: dict(p) for m, p in params.items()}
     for m in mechanisms:
@@ -199,8 +199,8 @@ def _init_worker(itemsets: ItemSets, sequences, utility, extractor, held_sequenc
 
 
 def _run_one(config: dict) -> dict:
-    from .registry import make_mechanism
-    from .mechanisms import MECHANISMS
+    from ..registry import make_mechanism
+    from ..mechanisms import MECHANISMS
     seq = MECHANISMS[config["mechanism"]].input is Input.SEQUENCES
     itemsets = _SHARED["sequences" if seq else "itemsets"]
     params = {k: v for k, v in config.items() if k not in ("mechanism", "repeat")}
@@ -279,7 +279,7 @@ def evaluate(source, mechanisms: list[str] | None, epsilons: list[float], delta:
         items and false positives, and the held-out columns), ``.summary`` (one row per
         configuration: means and standard deviations), ``.non_private`` (union size, items
         held by at least k users), ``.table()`` (a rich table);
-        :func:`dp_vocab.evaluation.write_report` writes CSV, JSON, plots and report.html.
+        :func:`dp_vocab.research.evaluation.write_report` writes CSV, JSON, plots and report.html.
 
     Raises
     ------
@@ -288,7 +288,7 @@ def evaluate(source, mechanisms: list[str] | None, epsilons: list[float], delta:
     CorpusError
         The corpus cannot be read, or holds no item.
     """
-    from .privacy.params import check_delta, check_epsilon, check_positive_int
+    from ..privacy.params import check_delta, check_epsilon, check_positive_int
     _check_list(epsilons, "epsilons", "[1, 3]")
     if mechanisms is not None:
         _check_list(mechanisms, "mechanisms", '["policy_gaussian", "gw"]')
@@ -318,7 +318,7 @@ def evaluate(source, mechanisms: list[str] | None, epsilons: list[float], delta:
     for d0 in d0s:
         check_positive_int(d0, "max_items_per_user")
     mechanism_params = _with_recipe_public_params(recipe, mechanisms, mechanism_params or {})
-    from .mechanisms import MECHANISMS
+    from ..mechanisms import MECHANISMS
     itemsets, extractor = _load(source, progress)
     if not itemsets.n_pairs:
         # evaluate is the data owner's NON-PRIVATE harness: saying the corpus is empty is fine
@@ -408,7 +408,7 @@ def _exports_hf_tokenizer(source) -> bool:
     path = _recipe_or_path(source)
     if path.suffix != ".cfg":
         return False
-    from .recipes import load_recipe
+    from ..recipes import load_recipe
     export = load_recipe(path).get("export") or {}
     parts = [export] if "@exporters" in export else list(export.values())
     return any(isinstance(p, dict) and p.get("@exporters") == "dp_vocab.hf_tokenizer.v1"
@@ -426,10 +426,10 @@ def compare_tokenizers(recipe, epsilons, holdout: float = 0.2, overrides=None) -
     import tempfile
     import polars as pl
     from tokenizers import Tokenizer
-    from .corpora import FrameReader
-    from .export.hf import HFTokenizerExporter
+    from ..ingest.corpora import FrameReader
+    from ..export.hf import HFTokenizerExporter
     from .heldout import is_held_out, nonprivate_tokenizer, tokenizer_scores
-    from .recipes import execute, plan_run, report, write
+    from ..recipes import execute, plan_run, report, write
     overrides = dict(overrides or {})
     rows: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="dp-vocab-tokenizers-") as tmp:
@@ -475,9 +475,9 @@ def _source_name(source) -> str:
         return "item sets given from Python"
     path = _recipe_or_path(source)
     if path.suffix == ".cfg":
-        from .corpora.bundled import PRESETS
+        from ..ingest.corpora.bundled import PRESETS
         name = f"shipped recipe {path.stem}" if path.parent == PRESETS else f"recipe {source}"
-        from .recipes import load_recipe
+        from ..recipes import load_recipe
         corpus = load_recipe(path)["corpus"].get("path")
         return f"{name} (corpus {corpus})" if corpus else name
     return str(source)

@@ -17,8 +17,8 @@ from collections.abc import Iterator
 from typing import Any
 from pathlib import Path
 
-from ..errors import CorpusError, ParameterError
-from ..privacy.params import check_name, check_positive_int
+from ...errors import CorpusError, ParameterError
+from ...privacy.params import check_name, check_positive_int
 from .compression import corrupt_stream
 from .readers import _DECOMPRESS_ERRORS, _open_binary, _Reader
 

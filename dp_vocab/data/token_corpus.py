@@ -16,13 +16,13 @@ from collections import defaultdict
 
 import numpy as np
 
-from .compiled import lazy_module
-from .bounding import Bounded, BoundedRows, Bounding, Weighting, user_weights
-from .errors import ParameterError
+from ..compiled import lazy_module
+from ..bounding import Bounded, BoundedRows, Bounding, Weighting, user_weights
+from ..errors import ParameterError
 from .itemsets import ItemSets, Vocabulary, _check_user_id, needs_item_sets
-from .privacy.noise import RandomSource, uniform_below
+from ..privacy.noise import RandomSource, uniform_below
 
-_kernels = lazy_module("dp_vocab._sequence_kernels")   # numba: imported on first use
+_kernels = lazy_module("dp_vocab.bounding._ngram_kernels")   # numba: imported on first use
 
 Gram = tuple[str, ...]   # an n-gram: its tokens
 

@@ -26,10 +26,10 @@ import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..errors import CorpusError, ParameterError
+from ...errors import CorpusError, ParameterError
 from .bundled import bundled_file
 from .compression import _DECOMPRESS_ERRORS, _decompress_reason, corrupt_stream
-from ..privacy.params import check_choice, check_name, check_positive_int
+from ...privacy.params import check_choice, check_name, check_positive_int
 
 ON_ERROR = ("raise", "skip")
 _KEEP_REASONS = 5

@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import itemsets
-from .itemsets import ItemSets, ItemSetsBuilder, Vocabulary, _check_user_id
-from .sequences import TokenCorpus
+from ..data import itemsets
+from ..data.itemsets import ItemSets, ItemSetsBuilder, Vocabulary, _check_user_id
+from ..data.token_corpus import TokenCorpus
 
 if TYPE_CHECKING:
     import polars as pl

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import ParameterError
+from ...errors import ParameterError
 
 
 def tokenizer_file(path, field: str = "path") -> Path:

@@ -1,6 +1,6 @@
 """The regex extractor on columns: a batch of documents → (document, item) rows, in polars.
 
-The same steps as :class:`~dp_vocab.text.items.ItemExtractor` on a whole batch at once, on every
+The same steps as :class:`~dp_vocab.ingest.text.items.ItemExtractor` on a whole batch at once, on every
 core: Unicode NFKC, lower-casing, the tokenizer's regular expression (Rust ``regex``), line-break
 splitting, dropping over-long tokens (and, where tokens are joined, tokens holding a joiner
 character), n-grams inside runs. Rows come out in the order the Python extractor produces items,

@@ -12,12 +12,12 @@ from typing import ClassVar
 
 import numpy as np
 
-from .errors import ParameterError
-from .bounding import MAX_ITEMS_PER_USER, Bounding, Priority, UserData
-from .privacy.accounting import Stage, zcdp_rho_for
-from .privacy.calibrate import round_up
-from .privacy.noise import RandomSource, discrete_gaussian, discrete_laplace
-from .privacy.params import check_delta, check_epsilon, check_positive_int
+from ..errors import ParameterError
+from ..bounding import MAX_ITEMS_PER_USER, Bounding, Priority, UserData
+from ..privacy.accounting import Stage, zcdp_rho_for
+from ..privacy.calibrate import round_up
+from ..privacy.noise import RandomSource, discrete_gaussian, discrete_laplace
+from ..privacy.params import check_delta, check_epsilon, check_positive_int
 
 
 class CountRelease:

@@ -18,8 +18,8 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from .version import __version__
-from .errors import OutputError
+from ..version import __version__
+from ..errors import OutputError
 
 MARKER = ".dp-vocab-output"
 

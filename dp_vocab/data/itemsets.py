@@ -14,11 +14,11 @@ from itertools import islice
 
 import numpy as np
 
-from .bounding import (Bounding, BoundedRows, ItemWeights, NamesOf, NgramLevels, Weighting, bound,
+from ..bounding import (Bounding, BoundedRows, ItemWeights, NamesOf, NgramLevels, Weighting, bound,
                        fingerprints, normalised_contributions, string_ties, user_keys,
                        user_weights)
-from .compiled import lazy_module
-from .errors import CorpusError, ParameterError
+from ..compiled import lazy_module
+from ..errors import CorpusError, ParameterError
 
 _kernels = lazy_module("dp_vocab.bounding._kernels")   # numba: imported on first use
 

@@ -34,10 +34,10 @@ from pathlib import Path
 
 from scipy.stats import beta
 
-from .bounding import Input
-from .errors import OutputError, ParameterError
-from .itemsets import ItemSets
-from .privacy.noise import RandomSource
+from ..bounding import Input
+from ..errors import OutputError, ParameterError
+from ..data.itemsets import ItemSets
+from ..privacy.noise import RandomSource
 
 MAX_CANARY_ITEMS = 10 ** 6   # memory: the canary's items are interned like any user's
 MAX_RUNS = 10 ** 7
@@ -157,7 +157,7 @@ def _data_for(mechanism):
     items as one run of tokens, so its n-grams are its consecutive items; n-grams holding a
     canary token count as canary releases, and the ε bound uses the base's single items."""
     if _reads_sequences(mechanism):
-        from .sequences import TokenCorpus
+        from ..data.token_corpus import TokenCorpus
         return lambda users: TokenCorpus.from_user_runs(
             [(u, [list(ws)]) for u, ws in users], " ")
     return ItemSets.from_user_items

@@ -20,11 +20,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .bounding.user_order import encode_user_id
-from .itemsets import ItemSets
+from ..bounding.user_order import encode_user_id
+from ..data.itemsets import ItemSets
 
 NON_PRIVATE = "NON-PRIVATE"
-SPLIT_LABEL = b"dp_vocab.heldout.split.v1"
+SPLIT_LABEL = b"dp_vocab.research.heldout.split.v1"
 
 
 def is_held_out(user_id, holdout: float) -> bool:
@@ -83,8 +83,8 @@ class VocabularyUtility:
 
     def tokens_per_word(self, vocabulary: list[str]) -> float:
         """Mean tokens per held-out word occurrence under the BERT-style WordPiece export."""
-        from .export.hf import HFTokenizerExporter
-        from .release import Release
+        from ..export.hf import HFTokenizerExporter
+        from ..data.release import Release
         release = Release(items=sorted(vocabulary), mechanism="heldout", params={}, epsilon=0.0,
                           delta=0.0, randomness={}, privacy={})
         tok = HFTokenizerExporter(model="wordpiece", style="bert").build(release, self.items)

@@ -7,8 +7,8 @@ import unicodedata
 from collections.abc import Iterable, Iterator
 from typing import Callable
 
-from ..errors import ParameterError
-from ..privacy.params import check_bool, check_positive_int
+from ...errors import ParameterError
+from ...privacy.params import check_bool, check_positive_int
 from .tokenizers import DEFAULT_PATTERN, RegexTokenizer
 
 # Every character str.splitlines() breaks on: whitespace here, so no item holds one and

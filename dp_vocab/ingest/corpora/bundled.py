@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-PRESETS = Path(__file__).resolve().parents[1] / "recipes" / "presets"
+PRESETS = Path(__file__).resolve().parents[2] / "recipes" / "presets"
 BUNDLED_CORPORA = PRESETS / "corpora"
 SAMPLE = BUNDLED_CORPORA / "reddit_college_sample.jsonl.gz"
 

@@ -35,7 +35,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from ..errors import CorpusError
+from ...errors import CorpusError
 from .compression import _DECOMPRESS_ERRORS, corrupt_stream
 
 CHUNK_BYTES = 16 * 2 ** 20

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from ..errors import ParameterError
+from ...errors import ParameterError
 
 # Words (Unicode letters/digits/underscore, with inner apostrophes: "doesn't") or one
 # non-space symbol each.
