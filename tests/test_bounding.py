@@ -4,7 +4,7 @@ contract suite."""
 import numpy as np
 import pytest
 
-import dp_vocab.data.itemsets as itemsets_module
+import dp_vocab.data.vocabulary as vocabulary_module
 from dp_vocab import ItemSets, make_mechanism
 from dp_vocab.bounding import ItemWeights, NamesOf
 
@@ -14,14 +14,14 @@ KEYS = [bytes([k]) * 32 for k in range(40)]
 @pytest.fixture
 def a_and_b_share_a_hash(monkeypatch):
     """Force a 64-bit collision between the items "a" and "b" (crafting one costs ~2^32)."""
-    real = itemsets_module.item_hashes
+    real = vocabulary_module.item_hashes
 
     def colliding(strings, encoded=None):
         strings = list(strings)
         h = real(strings, encoded)
         h[[i for i, s in enumerate(strings) if s == "b"]] = real(["a"])[0]
         return h
-    monkeypatch.setattr(itemsets_module, "item_hashes", colliding)
+    monkeypatch.setattr(vocabulary_module, "item_hashes", colliding)
 
 
 @pytest.mark.parametrize("name", ["count_laplace", "gw", "policy_gaussian"])
@@ -65,14 +65,14 @@ def test_distinct_cap_breaks_hash_ties_by_the_string(a_and_b_share_a_hash, first
     """A user over max_distinct_per_user keeps its smallest-hash items. "a" and "b" share a hash
     and the cap (1) falls between them: "a" < "b" decides, whichever arrives (or merges) first."""
     from dp_vocab.ingest.extract import extract_itemsets, merge_itemsets
-    from dp_vocab.data.itemsets import ItemSetsBuilder
+    from dp_vocab.data.builder import ItemRowsBuilder
     from dp_vocab.ingest.text.items import ItemExtractor
     from dp_vocab.ingest.text.tokenizers import RegexTokenizer
     docs = [[first], ["b" if first == "a" else "a"]]
-    builder = ItemSetsBuilder(max_distinct_per_user=1)
+    builder = ItemRowsBuilder(cap=1)
     for doc in docs:
         builder.add("u", doc)
-    assert list(builder.build().to_dict()["u"]) == ["a"]
+    assert list(ItemSets.from_rows(builder.build()).to_dict()["u"]) == ["a"]
     ex = ItemExtractor(RegexTokenizer(), max_distinct_per_user=1)   # the columnar path
     assert list(extract_itemsets([("u", doc[0]) for doc in docs], ex).to_dict()["u"]) == ["a"]
     from dp_vocab.data.itemsets import item_hashes

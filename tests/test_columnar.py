@@ -17,7 +17,8 @@ from dp_vocab.ingest.corpora import JsonlReader, columns
 from dp_vocab.ingest.corpora.readers import MixedUserIdWarning
 from dp_vocab.errors import CorpusError
 from dp_vocab.ingest.extract import extract_itemsets, extract_sequences
-from dp_vocab.data.itemsets import ItemSets, ItemSetsBuilder, item_hashes
+from dp_vocab.data.builder import ItemRowsBuilder
+from dp_vocab.data.itemsets import ItemSets, item_hashes
 from dp_vocab.ingest.text.columnar import SPACE, WORD, columnar_extractor, rust_pattern
 from dp_vocab.ingest.text.items import _LONE_SURROGATE, ItemExtractor
 from dp_vocab.ingest.text.tokenizers import DEFAULT_PATTERN, RegexTokenizer
@@ -26,10 +27,10 @@ from dp_vocab.ingest.corpora.bundled import SAMPLE
 
 
 def python_itemsets(docs, ex) -> ItemSets:
-    b = ItemSetsBuilder(max_distinct_per_user=ex.max_distinct_per_user)
+    b = ItemRowsBuilder(cap=ex.max_distinct_per_user)
     for user, text in docs:
         b.add(user, ex.iter_items(text))
-    return b.build()
+    return ItemSets.from_rows(b.build())
 
 
 @pytest.fixture(scope="module")
@@ -70,9 +71,10 @@ def test_item_sets_equal_the_python_extractor(sample_docs, sample_file, kwargs):
 
 
 def test_users_spread_over_batches_are_merged(monkeypatch, sample_docs):
+    import dp_vocab.data.builder as builder
     import dp_vocab.ingest.extract as extraction
     monkeypatch.setattr(extraction, "BATCH_DOCS", 97)
-    monkeypatch.setattr(extraction, "COMPACT_PAIRS", 5000)
+    monkeypatch.setattr(builder, "COMPACT_PAIRS", 5000)
     docs = sample_docs[::2] + sample_docs[1::2]   # every user's documents far apart
     ex = ItemExtractor(RegexTokenizer(), n_max=2, max_distinct_per_user=30)
     assert extract_itemsets(docs, ex).to_dict() == python_itemsets(docs, ex).to_dict()
@@ -117,7 +119,7 @@ def test_users_spread_over_column_batches_keep_their_first_row(monkeypatch, tmp_
 def test_ids_encoded_in_polars_are_encode_user_ids(strings, numbers):
     """The user order's and the item hashes' input bytes, built from a polars column, are
     ``encode_user_ids`` of its values: any text (polars holds no lone surrogates), any int64."""
-    from dp_vocab.ingest.extract import encoded_ids
+    from dp_vocab.bounding.user_order import encode_user_ids as encoded_ids
     for values, dtype in ((strings, pl.String), (numbers, pl.Int64)):
         buf, offsets = encoded_ids(pl.Series(values, dtype=dtype))
         want_buf, want_offsets = encode_user_ids(values)
@@ -127,7 +129,7 @@ def test_ids_encoded_in_polars_are_encode_user_ids(strings, numbers):
 
 
 def test_user_rows_of_columns_and_lists_are_numbered_by_first_document():
-    from dp_vocab.ingest.extract import _Users
+    from dp_vocab.data.builder import UserRows as _Users
     batches = [pl.Series(["b", "a", "b"]), pl.Series(["c", "a"]), ["d", "b", "d"],
                pl.Series(["e", "c"])]
     first: dict = {}
@@ -355,7 +357,7 @@ def test_interner_gives_one_id_per_string_across_columns_and_lists():
     categories); ids are dense in order of first occurrence, whichever path saw a string
     first, and a second interner numbers its strings afresh."""
     import polars as pl
-    from dp_vocab.ingest.extract import _Interner
+    from dp_vocab.data.builder import Interner as _Interner
     a, b = _Interner(hashes=True), _Interner()
     assert a.column_ids(pl.Series(["x", "y", "x", "z"])).tolist() == [0, 1, 0, 2]
     assert b.column_ids(pl.Series(["z", "q"])).tolist() == [0, 1]
@@ -387,14 +389,14 @@ def test_an_error_before_the_first_batch_stops_the_reader_threads(tmp_path, monk
     """The reader threads start with the extraction (the kernels load meanwhile); an error
     before the first batch is taken (here: in that loading) stops them and closes the file."""
     import threading
-    import dp_vocab.data.itemsets as itemsets_module
+    import dp_vocab.data.vocabulary as vocabulary_module
     p = tmp_path / "c.jsonl"
     p.write_text("".join(json.dumps({"user": f"u{i}", "text": "a b c"}) + "\n"
                          for i in range(1000)))
 
     def fail(*args, **kwargs):
         raise KeyboardInterrupt
-    monkeypatch.setattr(itemsets_module, "item_hashes", fail)
+    monkeypatch.setattr(vocabulary_module, "item_hashes", fail)
     with pytest.raises(KeyboardInterrupt) as raised:   # its traceback kept, as a REPL keeps it
         extract_itemsets(JsonlReader(p), ItemExtractor(RegexTokenizer()))
     assert raised.traceback   # the frames (and what they hold) are still alive here

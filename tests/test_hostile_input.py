@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 from dp_vocab.ingest.corpora import JsonlReader
 from dp_vocab.errors import CorpusError
-from dp_vocab.data.itemsets import ItemSetsBuilder
+from dp_vocab.data.builder import ItemRowsBuilder
+from dp_vocab.data.itemsets import ItemSets
 from dp_vocab.ingest.text.items import ItemExtractor
 from dp_vocab.ingest.text.tokenizers import RegexTokenizer
 from dp_vocab.ingest.corpora.bundled import PRESETS as RECIPE_DIR
@@ -79,11 +80,11 @@ def test_one_user_with_endless_distinct_tokens_is_capped(tmp_path):
     docs = [" ".join(f"tok{i}_{j}" for j in range(500)) for i in range(400)]  # 200k distinct
     sets = []
     for order in (docs, docs[::-1]):
-        b = ItemSetsBuilder(compact_every=20_000, max_distinct_per_user=1000)
+        b = ItemRowsBuilder(compact_every=20_000, cap=1000)
         for d in order:
             b.add("bot", d.split())
             b.add("human", ["hello", "world"])
-        s = b.build()
+        s = ItemSets.from_rows(b.build())
         sets.append(s.to_dict())
         assert len(s.row(0)[0]) == 1000 and s.n_pairs == 1002
     # the kept items depend only on the user's own items, not on their order
@@ -129,20 +130,20 @@ def test_streaming_cap_keeps_exactly_the_smallest_hash_items_with_full_counts(do
     from collections import Counter
 
     from dp_vocab.data.itemsets import item_hashes
-    small_chunks = type("SmallChunks", (ItemSetsBuilder,), {"_CHUNK": chunk})
+    small_chunks = type("SmallChunks", (ItemRowsBuilder,), {"_CHUNK": chunk})
     expected: dict = {}
     for user, items in docs:
         expected.setdefault(user, Counter()).update(items)
     for user, counts in expected.items():
         keep = sorted(counts, key=lambda w: int(item_hashes([w])[0]))[:cap]
         expected[user] = {w: counts[w] for w in keep}
-    b = small_chunks(compact_every=compact, max_distinct_per_user=cap)
+    b = small_chunks(compact_every=compact, cap=cap)
     for k, (user, items) in enumerate(docs):
         if k % 2:
             b.add(user, iter(items))              # a lazy stream, consumed in chunks
         else:
             b.add_counts(user, Counter(items))
-    assert b.build().to_dict() == expected
+    assert ItemSets.from_rows(b.build()).to_dict() == expected
 
 
 # ---- DataFrames and datasets objects: a clear error (frame, row, field, expected, found; never

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from dp_vocab import ItemSets
 from dp_vocab.errors import CorpusError
-from dp_vocab.data.itemsets import ItemSetsBuilder
+from dp_vocab.data.builder import ItemRowsBuilder
 
 pairs = st.lists(st.tuples(st.sampled_from(["a", "b", "c", 1, 2]),
                            st.lists(st.sampled_from(["x", "y", "z", "é", ""]), max_size=6)),
@@ -22,10 +22,10 @@ def test_csr_round_trip_matches_counters(pairs, compact):
     want: dict = {}
     for u, items in pairs:
         want.setdefault(u, Counter()).update(items)
-    b = ItemSetsBuilder(compact_every=compact)
+    b = ItemRowsBuilder(compact_every=compact)
     for u, items in pairs:
         b.add(u, items)
-    s = b.build()
+    s = ItemSets.from_rows(b.build())
     assert s.to_dict() == {u: dict(c) for u, c in want.items()}
     assert s.indptr[0] == 0 and s.indptr[-1] == s.items.size == s.counts.size
     for i in range(s.n_users):
@@ -70,7 +70,7 @@ def test_from_user_items_wants_lists_of_strings(items, found):
 def test_user_starts_is_the_binary_search_per_user(n_users, pairs):
     """The compiled one-pass indptr equals a binary search per user in the sorted keys; a key
     of a user outside 0..n_users−1 is refused (the loop writes by user)."""
-    from dp_vocab.data.itemsets import user_starts
+    from dp_vocab.data.builder import user_starts
     keys = np.array(sorted({(u << 32) | i for u, i in pairs}), dtype=np.int64)
     if keys.size and keys[-1] >> 32 >= n_users:
         with pytest.raises(ValueError):

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ..bounding.user_order import encode_user_ids
 from ..bounding import (Bounded, BoundedRows, Bounding, ItemWeights, fingerprints, keyed_order,
                         user_keys)
 from ..ingest.corpora.readers import MIXED_ID_MESSAGE, MixedUserIdWarning
@@ -203,12 +204,12 @@ class _Partition(ItemSets):
 
 
 def _itemsets_partition(cap: int | None, *wrapped: _Whole) -> _Partition:
-    from ..ingest.extract import encoded_ids, merge_itemsets
+    from ..ingest.extract import merge_itemsets
     pieces = _unwrapped(wrapped)
     if len(pieces) == 1:   # one input file: its piece is already grouped, sorted and capped
         user_ids, strings, hashes, indptr, items, counts = pieces[0]
         # ids as a column (_id_column): encoded for the user order there, never listed
-        encoded = None if isinstance(user_ids, list) else encoded_ids(user_ids)
+        encoded = None if isinstance(user_ids, list) else encode_user_ids(user_ids)
         vocab = Vocabulary.from_strings(list(strings), hashes)
         return _Partition(ItemSets(vocab, user_ids, indptr, items, counts,
                                    encoded_user_ids=encoded))

@@ -19,7 +19,9 @@ import numpy as np
 from ..compiled import lazy_module
 from ..bounding import Bounded, BoundedRows, Bounding, Weighting, user_weights
 from ..errors import ParameterError
-from .itemsets import ItemSets, Vocabulary, _check_user_id, needs_item_sets
+from .builder import TokenRuns, TokenRunsBuilder
+from .itemsets import ItemSets, needs_item_sets
+from .vocabulary import Vocabulary
 from ..privacy.noise import RandomSource, uniform_below
 
 _kernels = lazy_module("dp_vocab.bounding._ngram_kernels")   # numba: imported on first use
@@ -66,22 +68,15 @@ class TokenCorpus:
     def from_user_runs(cls, pairs, joiner: str) -> "TokenCorpus":
         """From (user id, token runs) pairs; a user may appear several times (rows in order of
         first appearance)."""
-        vocab = Vocabulary()
-        index, add = vocab.index, vocab.add
-        rows: dict = {}
-        tokens, ptr, seq_user = array("i"), array("q", [0]), array("i")
+        builder = TokenRunsBuilder()
         for user, runs in pairs:
-            u = rows.get(user)
-            if u is None:
-                _check_user_id(user)
-                u = rows[user] = len(rows)
-            for run in runs:
-                for t in run:
-                    i = index.get(t)
-                    tokens.append(add(t) if i is None else i)
-                ptr.append(len(tokens))
-                seq_user.append(u)
-        return cls(vocab, list(rows), tokens, ptr, seq_user, joiner)
+            builder.add_runs(user, runs)
+        return cls.from_runs(builder.build(), joiner)
+
+    @classmethod
+    def from_runs(cls, runs: TokenRuns, joiner: str) -> "TokenCorpus":
+        """Wrap what the builder made (``data.builder``)."""
+        return cls(runs.vocab, runs.user_ids, runs.tokens, runs.seq_ptr, runs.seq_user, joiner)
 
     # -- what mechanisms ask of user data (the ``bounding.UserData`` protocol) ------------------
     def ngram_levels(self, bounding: Bounding) -> "TokenLevels":
