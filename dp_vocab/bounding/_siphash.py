@@ -122,23 +122,14 @@ def _siphash24_x4(keys, buf, start, end):
             m = np.uint64(n & 0xFF) << np.uint64(56)
             for j in range(end - full):
                 m |= np.uint64(buf[full + j]) << np.uint64(8 * j)
-        a3 ^= m
-        b3 ^= m
-        c3 ^= m
-        d3 ^= m
+        a3, b3, c3, d3 = a3 ^ m, b3 ^ m, c3 ^ m, d3 ^ m
         a0, a1, a2, a3, b0, b1, b2, b3, c0, c1, c2, c3, d0, d1, d2, d3 = _siprounds_x4(
             2, a0, a1, a2, a3, b0, b1, b2, b3, c0, c1, c2, c3, d0, d1, d2, d3)
-        a0 ^= m
-        b0 ^= m
-        c0 ^= m
-        d0 ^= m
+        a0, b0, c0, d0 = a0 ^ m, b0 ^ m, c0 ^ m, d0 ^ m
         if p >= full:
             break
         p += 8
-    a2 ^= _FF
-    b2 ^= _FF
-    c2 ^= _FF
-    d2 ^= _FF
+    a2, b2, c2, d2 = a2 ^ _FF, b2 ^ _FF, c2 ^ _FF, d2 ^ _FF
     a0, a1, a2, a3, b0, b1, b2, b3, c0, c1, c2, c3, d0, d1, d2, d3 = _siprounds_x4(
         4, a0, a1, a2, a3, b0, b1, b2, b3, c0, c1, c2, c3, d0, d1, d2, d3)
     return a0 ^ a1 ^ a2 ^ a3, b0 ^ b1 ^ b2 ^ b3, c0 ^ c1 ^ c2 ^ c3, d0 ^ d1 ^ d2 ^ d3
