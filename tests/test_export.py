@@ -323,7 +323,7 @@ def test_style_picks_the_model_and_model_picks_the_style():
 @pytest.mark.parametrize("recipe,override,field", [
     ("private-bpe.cfg", {"export.vocab_size": -5}, "export.vocab_size"),
     ("spacy-vocab.cfg", {"export.spacy.lang": "zz"}, "export.spacy.lang"),
-    ("spacy-vocab.cfg", {"export.tokenizer.style": "bert"}, "export.tokenizer.style"),
+    ("private-unigram.cfg", {"export.style": "bert"}, "export.style"),
     ("private-wordpiece.cfg", {"export.model_max_length": 0}, "export.model_max_length"),
     # caught by the recipe's type check (a RecipeError), still naming the field
     ("private-wordpiece.cfg", {"export.classic_files": "sometimes"}, "recipe: export.classic_files"),
@@ -375,6 +375,24 @@ def test_spacy_output_relocates_and_loads(tmp_path):
     assembled = spacy.load(model)
     assert assembled.vocab["The"].prob == pytest.approx(the)
     assert assembled.vocab["college"].prob == nlp.vocab["college"].prob
+
+
+def test_spacy_pipeline_meta_states_the_guarantee_from_the_record():
+    """meta.json: a real version, a spaCy range (not one patch release), and the run's
+    guarantee and stages, taken from the privacy record only."""
+    from dp_vocab.export.spacy import pipeline_meta
+    record = {"guarantee": {"epsilon": 2.0, "delta": 1e-6, "neighbouring": "add or remove one user"},
+              "ledger": [{"name": "selection", "mechanism": "m", "epsilon": 1.0, "delta": 5e-7,
+                          "noise_multiplier": 0.5}],
+              "released_items": 7, "randomness": {"mode": "os"}}
+    meta = pipeline_meta(record, "3.8.18")
+    assert meta["version"] != "0.0.0" and meta["spacy_version"] == ">=3.8.0,<4.0.0"
+    assert meta["privacy"] == {"epsilon": 2.0, "delta": 1e-6,
+                               "neighbouring": "add or remove one user", "released_items": 7,
+                               "stages": [{"name": "selection", "mechanism": "m",
+                                           "epsilon": 1.0, "delta": 5e-7}]}
+    assert "(ε = 2, δ = 1e-06)-differential privacy" in meta["description"]
+    assert "privacy" not in pipeline_meta(None, "3.8.18")
 
 
 def test_spacy_assemble_elsewhere_fails_clearly_unless_told_where(tmp_path):

@@ -105,12 +105,32 @@ class SpacyExporter:
         (out / "config.cfg").write_text(CONFIG.format(lang=self.lang), encoding="utf-8")
         written = ["spacy/vocab", "spacy/lookups", "spacy/config.cfg"]
         if self.pipeline:
-            nlp.meta.update(name="dp_vocab", version="0.0.0",
-                            description="Blank pipeline with a differentially private vocabulary "
-                                        "and lexeme_prob table (dp-vocab)")
+            nlp.meta.update(pipeline_meta((context or {}).get("record"), spacy.__version__))
             nlp.to_disk(out / "pipeline")
             written.append("spacy/pipeline")
         return Exported(written)
+
+
+def pipeline_meta(record: dict | None, spacy_version: str) -> dict:
+    """``meta.json`` fields of the exported pipeline, from the run's privacy record only (the
+    guarantee and its stages: the same release gives the same meta). The licence is left to the
+    data's owner: the vocabulary is derived from their text."""
+    from ..version import __version__
+    major, minor = (int(x) for x in spacy_version.split(".")[:2])
+    meta = {"name": "dp_vocab", "version": "1.0.0", "author": "dp-vocab " + __version__,
+            "spacy_version": f">={major}.{minor}.0,<{major + 1}.0.0",
+            "description": "Blank pipeline with a differentially private vocabulary and "
+                           "lexeme_prob table (dp-vocab)"}
+    guarantee = (record or {}).get("guarantee")
+    if guarantee:
+        stages = [{k: stage[k] for k in ("name", "mechanism", "epsilon", "delta") if k in stage}
+                  for stage in record.get("ledger") or []]   # type: ignore[union-attr]
+        meta["privacy"] = {**guarantee, "stages": stages,
+                           "released_items": record.get("released_items")}  # type: ignore[union-attr]
+        meta["description"] += (f", user-level (ε = {guarantee['epsilon']:g}, "
+                                f"δ = {guarantee['delta']:g})-differential privacy: "
+                                f"{guarantee.get('neighbouring', 'add or remove one user')}")
+    return meta
 
 
 def spacy_lookups(path: str):
