@@ -105,7 +105,8 @@ class Mechanism:
 
     def for_extractor(self, extractor) -> "Mechanism":
         """This mechanism for items produced by ``extractor`` (a recipe's [items]): mechanisms
-        with a public item list keep only what the extractor yields (public.py)."""
+        with a public item list return a new mechanism whose list holds only what the extractor
+        yields (public.py)."""
         return self
 
     def params(self) -> dict:

@@ -47,7 +47,8 @@ _kernels = lazy_module("dp_vocab.mechanisms._kernels")   # numba: imported on fi
 DEFAULT_BANDS = ((10_000, 8.0), (40_000, 4.0), (100_000, 2.0), (320_000, 0.5))
 
 # what the record says of the sensitivity of the mechanisms built on a public domain
-SENSITIVITY_TEXT = "L2 <= 1 (l2-contractive; lone items outside the public list weigh <= 1/sqrt(t))"
+SENSITIVITY_TEXT = ("L2 <= 1 (l2-contractive; lone items outside the public list weigh "
+                    "<= 1/sqrt(t))")
 
 
 def release_with_public_domain(h: ItemWeights, domain: PublicDomain, bh_weights: np.ndarray,
@@ -90,7 +91,8 @@ class PublicDomainRelease:
     excluded: str = ""
 
     @classmethod
-    def checked(cls, source, bands, fdr, adaptive, lam, excluded: str = "") -> "PublicDomainRelease":
+    def checked(cls, source, bands, fdr, adaptive, lam,
+                excluded: str = "") -> "PublicDomainRelease":
         """The parameters validated (named as the mechanisms name them), before any data."""
         fdr = check_real(fdr, "public_fdr", 0.0, 0.5, low_open=True,
                          allowed="a false-discovery rate in (0, 0.5], e.g. 0.01")

@@ -107,6 +107,8 @@ class PublicDomain:
         """P without the items that hold a character of ``chars`` (this list itself if none
         does)."""
         drop = set(chars)
+        if not drop:
+            return self
         text = "\n".join(self.items)   # one search per character: no item holds a line break
         if not any(c in text for c in drop):
             return self
