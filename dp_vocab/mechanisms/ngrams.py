@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 from scipy.special import ndtri
@@ -35,6 +36,16 @@ from .base import Mechanism, Selection
 from .claim import Noise, Norm, Sensitivity
 
 _kernels = lazy_module("dp_vocab.mechanisms._kernels")   # numba: imported on first use
+
+
+class Level(NamedTuple):
+    """One level's candidates with positive weight, in item-hash order (the same draws on any
+    backend), their pre-noise weights, ρ_n and the public domain C_n (None at level 1)."""
+
+    grams: list[Gram]
+    weights: np.ndarray
+    rho: float
+    join: CandidateJoin | None
 
 
 @dataclass(frozen=True, kw_only=True, repr=False)
@@ -200,17 +211,17 @@ class DPNE(Mechanism):
         pos = np.flatnonzero(w > 0)
         return [grams[i] for i in pos.tolist()], w[pos]
 
-    def _level(self, levels: NgramLevels, n: int, previous: list[Gram], key: bytes):
-        """Level n's candidates with positive weight, in item-hash order (the same draws on
-        any backend), their weights, ρ_n and the public domain C_n (None at level 1), given
-        S_{n−1} = ``previous`` (sorted), set on ``levels``; None if C_n is empty."""
+    def _level(self, levels: NgramLevels, n: int, previous: list[Gram],
+               key: bytes) -> "Level | None":
+        """Level n given S_{n−1} = ``previous`` (sorted), set on ``levels``; None if its
+        candidate domain C_n is empty."""
         join = CandidateJoin(previous) if n > 1 else None
         if join is not None and join.size == 0:
             return None
         rho = self._level_threshold(n, previous, join)
         grams, w = self._level_weights(levels, n, self._level_key(key, n), rho)
         order = np.argsort(item_hashes([levels.joiner.join(g) for g in grams]), kind="stable")
-        return [grams[i] for i in order.tolist()], w[order], rho, join
+        return Level([grams[i] for i in order.tolist()], w[order], rho, join)
 
     def level_histogram(self, levels: NgramLevels, n: int, previous: list[Gram],
                         key: bytes) -> dict[str, float]:
@@ -219,8 +230,7 @@ class DPNE(Mechanism):
         level = self._level(levels, n, previous, check_key(key))
         if level is None:
             return {}
-        grams, w = level[0], level[1]
-        return dict(zip((levels.joiner.join(g) for g in grams), w.tolist()))
+        return dict(zip((levels.joiner.join(g) for g in level.grams), level.weights.tolist()))
 
     def histogram(self, data, key: bytes) -> dict[str, float]:
         m = self.for_data(data)
