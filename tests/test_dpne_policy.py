@@ -12,6 +12,7 @@ from dp_vocab.mechanisms.claim import Norm
 from dp_vocab.privacy.noise import RandomSource
 from dp_vocab.ingest.text.items import ItemExtractor
 from dp_vocab.ingest.text.tokenizers import RegexTokenizer
+from dpne_levels import level_histogram
 
 EXTRACT = ItemExtractor(RegexTokenizer())
 words = st.sampled_from(["a", "b", "c", "d", "e"])
@@ -45,7 +46,7 @@ def test_policy_levels_have_l2_sensitivity_one_for_the_same_key(data, key, pick,
     s1 = ["a", "b", "c", "d"]                          # a fixed, public S_1
     s2 = ["a b", "b a", "b c", "c d", "d a", "a a"]    # a fixed, public S_2
     for n, prev in ((1, []), (2, s1), (3, s2)):
-        h, hp = m.level_histogram(c, n, prev, key), m.level_histogram(cp, n, prev, key)
+        h, hp = level_histogram(m, c, n, prev, key), level_histogram(m, cp, n, prev, key)
         keys = set(h) | set(hp)
         l2 = math.sqrt(sum((h.get(k, 0) - hp.get(k, 0)) ** 2 for k in keys))
         assert l2 <= claim.bound + 1e-9
@@ -124,7 +125,7 @@ def test_public_level_one_has_l2_sensitivity_one_and_bounded_lone_unigrams(data,
     m = make_mechanism("dpne_public", max_n=2, max_items_per_user=3, policy="l2_descent",
                        public_items=PUBLIC_WORDS, max_outside_items=cap, **PARAMS[case])
     assert m.max_lone_items == (3 if cap is None else min(cap, 3))
-    h, hp = m.level_histogram(c, 1, [], key), m.level_histogram(cp, 1, [], key)
+    h, hp = level_histogram(m, c, 1, [], key), level_histogram(m, cp, 1, [], key)
     keys = set(h) | set(hp)
     assert math.sqrt(sum((h.get(k, 0) - hp.get(k, 0)) ** 2 for k in keys)) <= 1 + 1e-9
     assert set(hp) <= set(h)
@@ -149,7 +150,7 @@ def test_public_level_one_keeps_a_users_most_frequent_outside_unigrams():
         m = make_mechanism("dpne_public", epsilon=3.0, delta=1e-5, max_n=2,
                            max_items_per_user=50, policy="l2_descent",
                            public_items=PUBLIC_WORDS, max_outside_items=2)
-        assert set(m.level_histogram(c, 1, [], key)) == {"a", "b", "w5", "w4"}
+        assert set(level_histogram(m, c, 1, [], key)) == {"a", "b", "w5", "w4"}
     assert m.threshold == calibrate.gaussian_threshold(m.level_sigmas[0], 1e-5 / 2, 2)
     assert m.threshold < make_mechanism("dpne_public", epsilon=3.0, delta=1e-5, max_n=2,
                                         max_items_per_user=50, public_items=PUBLIC_WORDS,
@@ -158,4 +159,4 @@ def test_public_level_one_keeps_a_users_most_frequent_outside_unigrams():
     assert "at most 2" in m.privacy()["items_outside_public_list"]
     un = make_mechanism("dpne_public", epsilon=3.0, delta=1e-5, max_n=2, max_items_per_user=50,
                         policy="l2_descent", public_items=PUBLIC_WORDS, max_outside_items=None)
-    assert len(un.level_histogram(c, 1, [], b"k" * 32)) == 8
+    assert len(level_histogram(un, c, 1, [], b"k" * 32)) == 8

@@ -16,6 +16,7 @@ from dp_vocab.privacy import calibrate
 from dp_vocab.privacy.noise import RandomSource, gumbel
 from dp_vocab.ingest.text.items import ItemExtractor
 from dp_vocab.ingest.text.tokenizers import RegexTokenizer
+from dpne_levels import level_histogram
 
 EXTRACT = ItemExtractor(RegexTokenizer())
 
@@ -68,7 +69,7 @@ def test_dpne_per_level_sensitivity(data, key, pick):
     m = make_mechanism("dpne", epsilon=1, delta=1e-5, max_n=3, max_items_per_user=3)
     previous = ["a", "b", "c", "d"]  # a fixed, public S_1
     for n, prev in ((1, []), (2, previous)):
-        h, hp = m.level_histogram(c, n, prev, key), m.level_histogram(cp, n, prev, key)
+        h, hp = level_histogram(m, c, n, prev, key), level_histogram(m, cp, n, prev, key)
         keys = set(h) | set(hp)
         claim = m.claim.sensitivity   # per level, as for every mechanism: its own claim
         assert claim.norm is Norm.L2 and claim.monotone

@@ -178,15 +178,34 @@ def test_mechanisms_are_immutable():
         m.epsilon = 100
 
 
+def test_every_mechanism_releases_through_the_one_template():
+    """Each mechanism supplies its histogram and decisions; ``Mechanism.release`` builds every
+    Release (randomness, key and record in one place)."""
+    from dp_vocab.mechanisms import Mechanism
+    assert all(cls.release is Mechanism.release for cls in MECHANISMS.values())
+
+
+@pytest.mark.parametrize("name", [n for n in MECHANISMS if n.endswith("_public")])
+def test_a_public_list_for_an_extractor_is_a_new_mechanism(name):
+    """``for_extractor`` leaves the mechanism it is called on as it was."""
+    from dp_vocab.registry import item_extractor, regex_tokenizer
+    m = make_mechanism(name, epsilon=3.0, delta=1e-5, public_items=["The", "cat", "a b"])
+    before = m.domain
+    norm = m.for_extractor(item_extractor(regex_tokenizer()))
+    assert norm is not m and m.domain is before and not before.normalised
+    assert norm.domain.normalised and norm.domain.items == ("cat",)
+    assert norm.params() == {**m.params(), "public_items": "list of 3 public items"}
+
+
 # where a public-domain variant departs from its base mechanism's defaults on purpose
 OWN_DEFAULTS = {"policy_gaussian_public": {"alpha"}}   # α = 2 with the outside cap (public.md §10)
 
 
 @pytest.mark.parametrize("name", [n for n in MECHANISMS if n.endswith("_public")])
 def test_public_variants_keep_their_base_mechanisms_defaults(name):
-    """A public variant mixes in parameter classes that are Mechanisms themselves; their
-    defaults must not replace the base mechanism's (dpne_public had Δ0 = 100 and uniform
-    sampling instead of DPNE's 10 and own-frequency)."""
+    """A public variant declares its list's parameters beside its base mechanism's; the base
+    mechanism's defaults must stay (dpne_public once had Δ0 = 100 and uniform sampling, from
+    a parameter class that was a Mechanism itself, instead of DPNE's 10 and own-frequency)."""
     import dataclasses
     base = {f.name: f.default for f in dataclasses.fields(MECHANISMS[name[:-len("_public")]])}
     own = {f.name: f.default for f in dataclasses.fields(MECHANISMS[name])}

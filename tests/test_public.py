@@ -13,7 +13,8 @@ from dp_vocab import ItemSets, make_mechanism
 from dp_vocab.errors import CorpusError, ParameterError
 from dp_vocab.data.itemsets import item_hashes
 from dp_vocab.mechanisms import _kernels
-from dp_vocab.mechanisms.public import PublicDomain, band_weights, weighted_bh
+from dp_vocab.mechanisms.public_list import PublicDomain
+from dp_vocab.mechanisms.weighted_bh import band_weights, weighted_bh
 from dp_vocab.privacy.noise import RandomSource
 from dp_vocab.registry import hf_pre_tokenizer, item_extractor, regex_tokenizer
 
@@ -469,7 +470,7 @@ def test_normalised_list_is_kept_on_disk_and_read_back_exactly(tmp_path, monkeyp
 
 
 def test_mechanism_loads_the_raw_list_only_when_asked(monkeypatch):
-    from dp_vocab.mechanisms import public
+    from dp_vocab.mechanisms import public_list as public
     calls = []
     real = public._wordfreq_list
 
@@ -520,13 +521,13 @@ def test_ranks_never_decide_by_hash_alone(monkeypatch):
 def test_wordfreq_languages_are_read_without_importing_it():
     import wordfreq
 
-    from dp_vocab.mechanisms import public
+    from dp_vocab.mechanisms import public_list as public
     assert public._wordfreq_languages() == sorted(wordfreq.available_languages())
 
 
 def test_cache_entry_is_named_by_the_item_hash_too(tmp_path, monkeypatch):
     """Entries keep the items' hashes: a new hash function must not read an old entry."""
-    from dp_vocab.mechanisms import public
+    from dp_vocab.mechanisms import public_list as public
     monkeypatch.setenv("DP_VOCAB_CACHE_DIR", str(tmp_path))
     src = tmp_path / "list.txt"
     src.write_text("dog\ncat\n", encoding="utf-8")
@@ -534,6 +535,27 @@ def test_cache_entry_is_named_by_the_item_hash_too(tmp_path, monkeypatch):
     before = public._cache_path(str(src), ex, 10)
     monkeypatch.setattr(public, "ITEM_HASH", "another hash")
     assert public._cache_path(str(src), ex, 10) != before
+
+
+def test_cache_entry_is_named_by_the_extractors_code(tmp_path, monkeypatch):
+    """The extractor names the code behind its output (``code_digest``): new text code, a new
+    entry; an extractor that cannot name it is not cached."""
+    from dp_vocab.mechanisms import public_list as public
+    monkeypatch.setenv("DP_VOCAB_CACHE_DIR", str(tmp_path))
+    src = tmp_path / "list.txt"
+    src.write_text("dog\ncat\n", encoding="utf-8")
+    ex = item_extractor(regex_tokenizer())
+    before = public._cache_path(str(src), ex, 10)
+    assert before is not None
+    monkeypatch.setattr(ex, "code_digest", lambda: "other text code")
+    assert public._cache_path(str(src), ex, 10) not in (None, before)
+
+    class Undigested:
+        describe = ex.describe
+
+        def __call__(self, text):
+            return ex(text)
+    assert public._cache_path(str(src), Undigested(), 10) is None
 
 
 
@@ -556,7 +578,7 @@ def _cache_case(tmp_path, monkeypatch, lines=("dog", "cat")):
 def test_cache_without_a_home_is_no_cache(tmp_path, monkeypatch):
     """No HOME and no passwd entry: expanduser("~") stays "~", which must not become a folder
     named "~" in the working directory."""
-    from dp_vocab.mechanisms import public
+    from dp_vocab.mechanisms import public_list as public
     for name in ("DP_VOCAB_CACHE_DIR", "XDG_CACHE_HOME", "HOME"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr(public.os.path, "expanduser", lambda p: p)
@@ -573,7 +595,7 @@ def test_cache_on_a_read_only_home_reads_and_never_fails(tmp_path, monkeypatch):
     there is read; a missing one is computed each time, without an error."""
     import errno
 
-    from dp_vocab.mechanisms import public
+    from dp_vocab.mechanisms import public_list as public
     monkeypatch.setenv("DP_VOCAB_CACHE_DIR", str(tmp_path / "cache"))
     src, ex, raw, calls, fresh = _cache_case(tmp_path, monkeypatch)
     PublicDomain.normalised_from(str(src), ex, 100, raw)            # the entry, written
@@ -607,7 +629,7 @@ def test_cache_with_concurrent_writers_is_always_whole(tmp_path, monkeypatch):
     yet or the exact list, never a mix; no temporary file is left."""
     import threading
 
-    from dp_vocab.mechanisms import public
+    from dp_vocab.mechanisms import public_list as public
     monkeypatch.setenv("DP_VOCAB_CACHE_DIR", str(tmp_path / "cache"))
     words = [f"word{i}" for i in range(20_000)]   # large enough for writes to overlap
     src, ex, raw, calls, fresh = _cache_case(tmp_path, monkeypatch, words)
@@ -648,7 +670,7 @@ def test_cache_never_follows_a_planted_link(tmp_path, monkeypatch):
     """A symlink at the entry's name, at the temporary name the old code used
     (".NAME.PID.tmp"), a FIFO at the entry's name, a linked cache folder: the targets are
     never read or written, the run neither fails nor hangs."""
-    from dp_vocab.mechanisms import public
+    from dp_vocab.mechanisms import public_list as public
     monkeypatch.setenv("DP_VOCAB_CACHE_DIR", str(tmp_path / "cache"))
     src, ex, raw, calls, fresh = _cache_case(tmp_path, monkeypatch)
     path = public._cache_path(str(src), ex, 100)
@@ -694,7 +716,7 @@ def test_cache_entry_tampered_consistently_is_still_checked(tmp_path, monkeypatc
     PublicDomain never holds) is recomputed."""
     import hashlib
 
-    from dp_vocab.mechanisms import public
+    from dp_vocab.mechanisms import public_list as public
     monkeypatch.setenv("DP_VOCAB_CACHE_DIR", str(tmp_path / "cache"))
     src, ex, raw, calls, fresh = _cache_case(tmp_path, monkeypatch)
     path = public._cache_path(str(src), ex, 100)

@@ -410,27 +410,23 @@ class DaskUserItems:
         return "<DaskUserItems (private data on the cluster)>"
 
 
-def _replayed(corpus: TokenCorpus, bounding: Bounding, released: list, direct):
+def _replayed(corpus: TokenCorpus, bounding: Bounding, released: list):
     """This partition's levels with the released ones (public, broadcast) set."""
-    levels = corpus.ngram_levels(bounding)
-    if direct is None:
-        return levels.replay(released)
-    levels.set_released_grams(*direct)
-    return levels
+    return corpus.ngram_levels(bounding).replay(released)
 
 
-def _level_of(corpus: TokenCorpus, bounding: Bounding, released: list, direct, n: int,
-              key: bytes, level_bounding=None):
-    levels = _replayed(corpus, bounding, released, direct)
+def _level_of(corpus: TokenCorpus, bounding: Bounding, released: list, n: int, key: bytes,
+              level_bounding=None):
+    levels = _replayed(corpus, bounding, released)
     grams, w = levels.level_weights(n, key, level_bounding)
     return _Whole(dict(zip(grams, w.tolist())))
 
 
-def _level_rows_of(corpus: TokenCorpus, bounding: Bounding, released: list, direct, n: int,
+def _level_rows_of(corpus: TokenCorpus, bounding: Bounding, released: list, n: int,
                    key: bytes, level_bounding):
     """One partition's level-n bounded rows as numbers (as ``_rows_of``), and the grams of
     its table."""
-    grams, rows = _replayed(corpus, bounding, released, direct).level_item_rows(
+    grams, rows = _replayed(corpus, bounding, released).level_item_rows(
         n, key, level_bounding)
     ids, items = _used(rows.bounded.items, len(grams))   # only the grams some row keeps
     grams = [grams[i] for i in ids.tolist()]
@@ -453,11 +449,10 @@ class _DaskLevels:
     def __init__(self, data: DaskSequences, bounding: Bounding):
         self.data, self.bounding, self.joiner = data, bounding, data.joiner
         self.released: list[list[Gram]] = []
-        self.direct: tuple[int, list[Gram]] | None = None   # S_{n−1} given alone (tests)
 
     def level_weights(self, n: int, key: bytes, bounding: Bounding | None = None):
         total = _add_dicts(self.data._map(_level_of, self.bounding, self.released[:n - 1],
-                                          self.direct, n, key, bounding))
+                                          n, key, bounding))
         grams = list(total)
         return grams, np.fromiter((total[g] for g in grams), dtype=np.float64, count=len(grams))
 
@@ -465,17 +460,13 @@ class _DaskLevels:
         """All users' level-n rows in keyed order, merged from the partitions as
         ``DaskUserItems.bounded_rows`` merges item rows (users are whole in one partition)."""
         parts = self.data._map(_level_rows_of, self.bounding, self.released[:n - 1],
-                               self.direct, n, key, bounding)
+                               n, key, bounding)
         merged = _MergedRows([p[:4] for p in parts])
         grams = [g for p in parts for g in p[4]]
         return [grams[i] for i in merged.found_at.tolist()], merged.bounded
 
     def set_released(self, n: int, grams: list[Gram]) -> None:
         self.released = self.released[:n - 1] + [list(grams)]
-        self.direct = None
-
-    def set_released_grams(self, n: int, grams: list[Gram]) -> None:
-        self.direct = (n, list(grams))
 
 
 class DaskSequences:

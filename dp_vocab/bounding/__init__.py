@@ -60,7 +60,7 @@ class Weighting(enum.Enum):
 
 
 class Listed(Protocol):
-    """A public list of items (``mechanisms.public.PublicDomain``)."""
+    """A public list of items (``mechanisms.public_list.PublicDomain``)."""
 
     def ranks(self, hashes: np.ndarray, names_of: Callable[[np.ndarray], list[str]]
               ) -> np.ndarray:
@@ -260,10 +260,6 @@ class NgramLevels(Protocol):
 
     def set_released(self, n: int, grams: list[tuple[str, ...]]) -> None:
         """The released level-n n-grams (sorted), members of the level last weighed."""
-        ...
-
-    def set_released_grams(self, n: int, grams: list[tuple[str, ...]]) -> None:
-        """Any sorted set of level-n n-grams (tests, audits)."""
         ...
 
 

@@ -295,15 +295,3 @@ class TokenLevels:
                 starts = np.searchsorted(sorted_keys, np.arange(m + 1, dtype=np.int64) * m)
                 _kernels.mark_released(pos, cand, m, starts, sorted_keys, order.astype(np.int32), s)
         self.s_prev, self.prev = s, list(grams)
-
-    def set_released_grams(self, n: int, grams: list[Gram]) -> None:
-        """Set S_n to any sorted token tuples (tests, audits): a slow pass over all positions."""
-        if n == 1:
-            return self.set_released(1, grams)
-        toks, strings = self.corpus.tokens, self.corpus.vocab.strings
-        index = {g: i for i, g in enumerate(grams)}
-        s = np.full(toks.size, -1, dtype=np.int32)
-        for i in range(toks.size - n + 1):
-            if self.room[i] >= n:
-                s[i] = index.get(tuple(strings[t] for t in toks[i:i + n]), -1)
-        self.s_prev, self.prev = s, list(grams)

@@ -14,7 +14,7 @@ mechanisms/README.md; each family's proof is the .md file beside its module.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import ClassVar, TypeVar, final
 
 import numpy as np
 
@@ -27,9 +27,24 @@ from ..privacy.params import check_choice, check_delta, check_epsilon, check_pos
 from ..data.release import Release
 from .claim import Noise, Norm, PrivacyClaim, Sensitivity, Support
 
+M = TypeVar("M", bound="Mechanism")
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What a mechanism's decisions released (items in any order), the noisy counts it paid
+    for (None if none) and its other DP outputs (per round, per level)."""
+
+    items: list[str]
+    counts: dict[str, float] | None = None
+    details: dict = field(default_factory=dict)
+
+
 @dataclass(frozen=True, kw_only=True, repr=False)
 class Mechanism:
-    """Base class. Subclasses set ``name``, ``noise`` and implement ``_weights``.
+    """Base class. Subclasses set ``name``, ``noise`` and their histogram (``weighting``,
+    ``_weights`` or ``_histogram``) and, where it is not the default, their decision rule
+    (``_decide``, or ``_select`` for several rounds or levels); ``release`` is the same for all.
 
     Attributes every mechanism has: ``epsilon``, ``delta``, ``threshold`` (ρ), ``noise_scale``
     (Laplace b or Gaussian σ), ``max_items_per_user`` (Δ0).
@@ -90,7 +105,8 @@ class Mechanism:
 
     def for_extractor(self, extractor) -> "Mechanism":
         """This mechanism for items produced by ``extractor`` (a recipe's [items]): mechanisms
-        with a public item list keep only what the extractor yields (public.py)."""
+        with a public item list return a new mechanism whose list holds only what the extractor
+        yields (public.py)."""
         return self
 
     def params(self) -> dict:
@@ -211,28 +227,40 @@ class Mechanism:
             return laplace_release_probability(weights, self.threshold, self.noise_scale)
         return gaussian_release_probability(weights, self.threshold, self.noise_scale)
 
-    def release(self, itemsets, key: bytes | None = None,
+    def for_data(self: M, data) -> M:
+        """This mechanism for ``data``, from public facts the data carries (the joiner of its
+        n-grams, for ``dpne_public``): itself for most mechanisms."""
+        return self
+
+    @final
+    def release(self, data, key: bytes | None = None,
                 random: RandomSource | None = None) -> Release:
-        """Run the mechanism. ``key`` fixes the user order and bounding (fresh if None)."""
+        """Run the mechanism. ``key`` fixes the user order and bounding (fresh if None).
+
+        The one release path of every mechanism: the randomness and the key, then the
+        mechanism's histogram(s) and decisions (``_select``), then the record, built here."""
+        m = self.for_data(data)
         random = random if random is not None else RandomSource()
         key = check_key(key) if key is not None else random.key()
-        h = self._histogram(itemsets, key)
-        keep, values = self._decide(h.weights, random)
-        released = h.names_at(np.flatnonzero(keep))
-        counts = None
-        if values is not None:
-            counts = dict(zip(released, values[keep].tolist()))
+        chosen = m._select(data, key, random)
         return Release(
-            items=sorted(released), mechanism=self.registry_name,
-            params=self.params(), epsilon=self.epsilon, delta=self.delta,
-            randomness=random.describe(), privacy=self.privacy(), counts=counts,
-            counts_info=self._counts_info() if counts is not None else None,
-            ledger=[self.stage().to_dict()],
+            items=sorted(chosen.items), mechanism=m.registry_name,
+            params=m.params(), epsilon=m.epsilon, delta=m.stage().delta,
+            randomness=random.describe(), privacy=m.privacy(), counts=chosen.counts,
+            counts_info=m._counts_info() if chosen.counts is not None else None,
+            ledger=[s.to_dict() for s in m.stages()], details=chosen.details,
         )
 
-    def _decide(self, weights: np.ndarray, random: RandomSource):
-        """(released mask, published noisy values or None). Default: set-only release."""
-        return bernoulli(self.release_probability(weights), random), None
+    def _select(self, data: UserData, key: bytes, random: RandomSource) -> Selection:
+        """The mechanism's histogram(s) and decisions. Default: one histogram, one decision
+        rule (``_decide``); mechanisms of several rounds or levels supply them here."""
+        return self._decide(self._histogram(data, key), random)
+
+    def _decide(self, h: ItemWeights, random: RandomSource) -> Selection:
+        """The decision rule over one histogram. Default: set-only, each candidate released
+        iff H + noise > ρ, drawn as an exact Bernoulli of its release probability."""
+        keep = bernoulli(self.release_probability(h.weights), random)
+        return Selection(h.names_at(np.flatnonzero(keep)))
 
     def _counts_info(self) -> dict:
         return {}

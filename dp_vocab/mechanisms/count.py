@@ -17,7 +17,7 @@ from ..privacy import calibrate
 from ..privacy.accounting import Stage
 from ..privacy.noise import discrete_laplace, discrete_laplace_q
 from ..privacy.params import check_bool
-from .base import Mechanism
+from .base import Mechanism, Selection
 from .claim import Noise, Norm, Sensitivity
 
 
@@ -90,12 +90,14 @@ class CountLaplace(Mechanism):
         return np.where(m >= 1, q ** np.maximum(m, 1) / (1 + q),
                         1 - q ** np.maximum(1 - m, 1) / (1 + q))
 
-    def _decide(self, weights, random):
+    def _decide(self, h, random):
         if not self.noisy_counts:
-            return super()._decide(weights, random)
-        noisy = np.rint(weights).astype(np.int64) + discrete_laplace(self.noise_scale,
-                                                                      weights.size, random)
-        return noisy > self.threshold, noisy
+            return super()._decide(h, random)
+        noisy = np.rint(h.weights).astype(np.int64) + discrete_laplace(self.noise_scale,
+                                                                        h.weights.size, random)
+        keep = noisy > self.threshold
+        released = h.names_at(np.flatnonzero(keep))
+        return Selection(released, counts=dict(zip(released, noisy[keep].tolist())))
 
     def _counts_info(self):
         return {"route": "thresholding noise published (free)", "noise": "discrete_laplace",

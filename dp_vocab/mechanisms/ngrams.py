@@ -18,24 +18,34 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 from scipy.special import ndtri
 
-from ..bounding import (MAX_ITEMS_PER_USER, Bounding, Input, Priority, UserData, Weighting,
-                        check_key, derive_key)
+from ..bounding import (MAX_ITEMS_PER_USER, Bounding, Input, NgramLevels, Priority, UserData,
+                        Weighting, check_key, derive_key)
 from ..errors import ParameterError
 from ..data.itemsets import item_hashes
 from ..privacy import calibrate
 from ..privacy.noise import RandomSource, bernoulli, binomial, gaussian_release_probability
 from ..privacy.params import check_choice, check_nonnegative, check_positive_int, check_real
-from ..data.release import Release
 from ..data.token_corpus import CandidateJoin, Gram
 from ..compiled import lazy_module
-from .base import Mechanism
+from .base import Mechanism, Selection
 from .claim import Noise, Norm, Sensitivity
 
 _kernels = lazy_module("dp_vocab.mechanisms._kernels")   # numba: imported on first use
+
+
+class Level(NamedTuple):
+    """One level's candidates with positive weight, in item-hash order (the same draws on any
+    backend), their pre-noise weights, ρ_n and the public domain C_n (None at level 1)."""
+
+    grams: list[Gram]
+    weights: np.ndarray
+    rho: float
+    join: CandidateJoin | None
 
 
 @dataclass(frozen=True, kw_only=True, repr=False)
@@ -171,7 +181,8 @@ class DPNE(Mechanism):
         return Bounding(cap, Priority.RANDOM if self.sampling == "uniform"
                         else Priority.OWN_COUNT)
 
-    def _levels(self, data: UserData):
+    def ngram_levels(self, data: UserData) -> NgramLevels:
+        """``data``'s n-gram levels, capped as level 1 is (levels n ≥ 2 may cap apart)."""
         return data.ngram_levels(self._bounding(1))
 
     def _level_threshold(self, n: int, previous: list, join: CandidateJoin | None) -> float:
@@ -200,59 +211,58 @@ class DPNE(Mechanism):
         pos = np.flatnonzero(w > 0)
         return [grams[i] for i in pos.tolist()], w[pos]
 
-    def level_histogram(self, data, n: int, previous: list,
-                        key: bytes) -> dict[str, float]:
-        """Pre-noise level-n weights, by joined n-gram, given the released (n−1)-grams as
-        token tuples or joined strings (tests, audits). Private: never for output."""
-        levels = self._levels(data)
-        grams = []
-        if n > 1:
-            grams = sorted(g if isinstance(g, tuple) else tuple(g.split(levels.joiner))
-                           for g in previous)
-            levels.set_released_grams(n - 1, grams)
-        join = CandidateJoin(grams) if n > 1 else None
+    def _level(self, levels: NgramLevels, n: int, previous: list[Gram],
+               key: bytes) -> "Level | None":
+        """Level n given S_{n−1} = ``previous`` (sorted), set on ``levels``; None if its
+        candidate domain C_n is empty."""
+        join = CandidateJoin(previous) if n > 1 else None
         if join is not None and join.size == 0:
+            return None
+        rho = self._level_threshold(n, previous, join)
+        grams, w = self._level_weights(levels, n, self._level_key(key, n), rho)
+        order = np.argsort(item_hashes([levels.joiner.join(g) for g in grams]), kind="stable")
+        return Level([grams[i] for i in order.tolist()], w[order], rho, join)
+
+    def level_histogram(self, levels: NgramLevels, n: int, previous: list[Gram],
+                        key: bytes) -> dict[str, float]:
+        """Pre-noise level-n weights, by joined n-gram, on ``levels`` whose S_{n−1} =
+        ``previous`` (sorted token tuples) is set (tests, audits). Private: never for output."""
+        level = self._level(levels, n, previous, check_key(key))
+        if level is None:
             return {}
-        rho = self._level_threshold(n, grams, join)
-        grams, w = self._level_weights(levels, n, self._level_key(check_key(key), n), rho)
-        return dict(zip((levels.joiner.join(g) for g in grams), w.tolist()))
+        return dict(zip((levels.joiner.join(g) for g in level.grams), level.weights.tolist()))
 
     def histogram(self, data, key: bytes) -> dict[str, float]:
-        return self.level_histogram(data, 1, [], key)
+        m = self.for_data(data)
+        return m.level_histogram(m.ngram_levels(data), 1, [], key)
 
-    def _release_level1(self, grams: list[Gram], w: np.ndarray, rho: float, sigma: float,
+    def _decide_level1(self, grams: list[Gram], w: np.ndarray, rho: float, sigma: float,
                         random: RandomSource, join_str) -> list[Gram]:
         """Level 1's decisions (candidates in item-hash order): H + N(0, σ_1²) > ρ_1."""
         keep = bernoulli(gaussian_release_probability(w, rho, sigma), random)
         return [g for g, k in zip(grams, keep.tolist()) if k]
 
-    def release(self, data, key: bytes | None = None,
-                random: RandomSource | None = None) -> Release:
-        levels = self._levels(data)
+    def _select(self, data: UserData, key: bytes, random: RandomSource) -> Selection:
+        """Levels 1..T, each over the candidates the released level before allows."""
+        levels = self.ngram_levels(data)
         join_str = levels.joiner.join
-        random = random if random is not None else RandomSource()
-        key = check_key(key) if key is not None else random.key()
         released_all: list[str] = []
         per_level = []           # released n-grams per length: a function of the release
         previous: list[Gram] = []
         for n in range(1, self.max_n + 1):
             sigma = self.level_sigmas[n - 1]
-            join = CandidateJoin(previous) if n > 1 else None
-            if join is not None and join.size == 0:
+            level = self._level(levels, n, previous, key)
+            if level is None:
                 per_level.append({"n": n, "released": 0})
                 previous = []
                 continue
-            rho = self._level_threshold(n, previous, join)
-            grams, w = self._level_weights(levels, n, self._level_key(key, n), rho)
-            names = [join_str(g) for g in grams]
-            order = np.argsort(item_hashes(names), kind="stable")  # same draws on any backend
-            grams, w = [grams[i] for i in order.tolist()], w[order]
+            grams, w, rho, join = level
             if join is None:
-                kept = self._release_level1(grams, w, rho, sigma, random, join_str)
+                kept = self._decide_level1(grams, w, rho, sigma, random, join_str)
             else:
                 keep = bernoulli(gaussian_release_probability(w, rho, sigma), random)
                 kept = [g for g, k in zip(grams, keep.tolist()) if k]
-            if join is not None:  # n ≥ 2: zero-weight members of the public domain C_n
+                # zero-weight members of the public domain C_n
                 p0 = float(gaussian_release_probability(np.zeros(1), rho, sigma)[0])
                 k = binomial(join.size - len(grams), p0, random)
                 kept += join.sample(k, set(grams), random)
@@ -260,9 +270,4 @@ class DPNE(Mechanism):
             levels.set_released(n, previous)
             released_all += [join_str(g) for g in kept]
             per_level.append({"n": n, "released": len(kept)})
-        return Release(items=sorted(released_all), mechanism=self.registry_name,
-                       params=self.params(), epsilon=self.epsilon, delta=self.delta,
-                       randomness=random.describe(), privacy=self.privacy(),
-                       ledger=[self.stage().to_dict()], details={"levels": per_level})
-
-
+        return Selection(released_all, details={"levels": per_level})

@@ -13,8 +13,7 @@ from ..errors import ParameterError
 from ..privacy import calibrate
 from ..privacy.noise import RandomSource, bernoulli, gaussian_release_probability
 from ..privacy.params import check_positive_int, check_real
-from ..data.release import Release
-from .base import Mechanism
+from .base import Mechanism, Selection
 from .claim import Noise
 
 
@@ -108,21 +107,21 @@ class DPSIPS(Mechanism):
     def _histogram(self, data: UserData, key: bytes) -> ItemWeights:
         return self._round(data, frozenset(), key, 1)
 
-    def release(self, itemsets, key: bytes | None = None,
-                random: RandomSource | None = None) -> Release:
-        random = random if random is not None else RandomSource()
-        key = check_key(key) if key is not None else random.key()
-        removed: set = set()
+    def _select(self, data: UserData, key: bytes, random: RandomSource) -> Selection:
+        """Rounds 1..R, each over the items not yet released."""
+        removed: set[str] = set()
         per_round = []
         for r in range(1, self.rounds + 1):
-            h = self._round(itemsets, frozenset(removed), key, r)
-            keep = bernoulli(gaussian_release_probability(
-                h.weights, self.round_thresholds[r - 1], self.round_sigmas[r - 1]), random)
-            released = h.names_at(np.flatnonzero(keep))
+            h = self._round(data, frozenset(removed), key, r)
+            released = self._decide_round(h, r, removed, random)
             removed.update(released)
             per_round.append({"round": r, "released": len(released)})
-        return Release(items=sorted(removed),
-                       mechanism=self.registry_name, params=self.params(),
-                       epsilon=self.epsilon, delta=self.delta, randomness=random.describe(),
-                       privacy=self.privacy(), ledger=[self.stage().to_dict()],
-                       details={"rounds": per_round})
+        return Selection(list(removed), details={"rounds": per_round})
+
+    def _decide_round(self, h: ItemWeights, r: int, removed: set[str],
+                      random: RandomSource) -> list[str]:
+        """Round r's decisions over its candidates (``removed``: the earlier rounds' items):
+        H + N(0, σ_r²) > τ_r."""
+        keep = bernoulli(gaussian_release_probability(
+            h.weights, self.round_thresholds[r - 1], self.round_sigmas[r - 1]), random)
+        return h.names_at(np.flatnonzero(keep))

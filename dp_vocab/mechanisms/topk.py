@@ -11,15 +11,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..bounding import check_key
 from ..errors import ParameterError
 from ..privacy import calibrate
 from ..privacy.accounting import Stage, zcdp_rho_for
 from ..privacy.noise import RandomSource, gumbel
 from ..privacy.params import (DELTA_MIN, EPSILON_RANGE, check_choice, check_positive_int,
                               check_real)
-from ..data.release import Release
-from .base import Mechanism
+from .base import Mechanism, Selection
 from .claim import Noise, Sensitivity
 from .count import CountGaussian, CountLaplace
 from .greedy import GW
@@ -138,20 +136,14 @@ class TopK(Mechanism):
     def release_probability(self, weights):
         return self.stage_a.release_probability(weights)
 
-    def release(self, itemsets, key: bytes | None = None,
-                random: RandomSource | None = None) -> Release:
-        random = random if random is not None else RandomSource()
-        key = check_key(key) if key is not None else random.key()
-        cand = self.stage_a.release(itemsets, key=key, random=random).items
+    def _select(self, data, key: bytes, random: RandomSource) -> Selection:
+        """Stage A's release, then the k picks among its items (in their sorted order)."""
+        cand = self.stage_a.release(data, key=key, random=random).items
         if len(cand) > self.k:
-            holders = itemsets.holder_counts(cand)
+            holders = data.holder_counts(cand)
             noisy = holders + gumbel(self.gumbel_scale, len(cand), random)
             top = np.argpartition(-noisy, self.k - 1)[:self.k]
-            chosen = sorted(cand[i] for i in top.tolist())
+            chosen = [cand[i] for i in top.tolist()]
         else:
             chosen = list(cand)
-        return Release(items=chosen, mechanism=self.registry_name, params=self.params(),
-                       epsilon=self.epsilon, delta=self.stage().delta,
-                       randomness=random.describe(), privacy=self.privacy(),
-                       ledger=[s.to_dict() for s in self.stages()],
-                       details={"candidates": len(cand), "k": self.k})
+        return Selection(chosen, details={"candidates": len(cand), "k": self.k})

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 from typing import Callable
 
 from ...errors import ParameterError
@@ -16,6 +19,16 @@ from .tokenizers import DEFAULT_PATTERN, RegexTokenizer
 _LINE_BREAK = re.compile("[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 # A lone surrogate (JSON "\\ud800") cannot be written as UTF-8.
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+@functools.lru_cache(maxsize=1)
+def text_code_digest() -> str:
+    """SHA-256 of dp-vocab's version and the source of every module of this package."""
+    from ...version import __version__
+    h = hashlib.sha256(__version__.encode())
+    for f in sorted(Path(__file__).parent.glob("*.py")):
+        h.update(f.name.encode() + f.read_bytes())
+    return h.hexdigest()
 
 
 class ItemExtractor:
@@ -128,6 +141,12 @@ class ItemExtractor:
                 else:
                     for i in range(len(run) - n + 1):
                         yield join(run[i:i + n])
+
+    def code_digest(self) -> str:
+        """A digest of the code behind what this extractor yields (dp-vocab's version and the
+        text-processing modules): whatever is kept of its output, such as a normalised public
+        list (mechanisms.public_list), is named by it, so new text code makes a new entry."""
+        return text_code_digest()
 
     def describe(self) -> dict:
         desc = getattr(self.tokenizer, "describe", None)
