@@ -117,7 +117,7 @@ def pipeline_meta(record: dict | None, spacy_version: str) -> dict:
     data's owner: the vocabulary is derived from their text."""
     from ..version import __version__
     major, minor = (int(x) for x in spacy_version.split(".")[:2])
-    meta = {"name": "dp_vocab", "version": "1.0.0", "author": "dp-vocab " + __version__,
+    meta: dict[str, object] = {"name": "dp_vocab", "version": "1.0.0", "author": "dp-vocab " + __version__,
             "spacy_version": f">={major}.{minor}.0,<{major + 1}.0.0",
             "description": "Blank pipeline with a differentially private vocabulary and "
                            "lexeme_prob table (dp-vocab)"}
@@ -127,7 +127,7 @@ def pipeline_meta(record: dict | None, spacy_version: str) -> dict:
                   for stage in record.get("ledger") or []]   # type: ignore[union-attr]
         meta["privacy"] = {**guarantee, "stages": stages,
                            "released_items": record.get("released_items")}  # type: ignore[union-attr]
-        meta["description"] += (f", user-level (ε = {guarantee['epsilon']:g}, "
+        meta["description"] = str(meta["description"]) + (f", user-level (ε = {guarantee['epsilon']:g}, "
                                 f"δ = {guarantee['delta']:g})-differential privacy: "
                                 f"{guarantee.get('neighbouring', 'add or remove one user')}")
     return meta
