@@ -97,8 +97,9 @@ def test_a_short_name_is_the_newest_registered_version(installed):
     assert make_mechanism(PLUGIN, epsilon=1.0, delta=1e-5).registry_name == PLUGIN
     names = mechanism_names()
     assert "wide_gaussian" in names and PLUGIN in names   # each one resolves to its own
-    listed = CliRunner().invoke(app, ["mechanisms"]).output
-    assert f"{PLUGIN}  {PLUGIN}:" in listed and "wide_gaussian  acme_vocab.wide_gaussian.v3:" \
+    listed = CliRunner().invoke(app, ["mechanisms"]).output.splitlines()
+    assert f"{PLUGIN}: acme's weighted Gaussian" in listed   # the older version, in full
+    assert "wide_gaussian  acme_vocab.wide_gaussian.v3: acme's weighted Gaussian, version 3" \
         in listed
 
 

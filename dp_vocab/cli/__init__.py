@@ -205,7 +205,9 @@ def mechanisms():
     console = Console(soft_wrap=True, highlight=False)
     with _errors():
         for short, full, summary, params in mechanism_catalogue():
-            console.print(Text.assemble((short, "bold"), f"  {full}: {summary}"))
+            # an older version, or a name two packages register, is given in full
+            named = f"  {full}: {summary}" if short != full else f": {summary}"
+            console.print(Text.assemble((short, "bold"), named))
             console.print(f"    parameters: {params}", markup=False)
 
 
