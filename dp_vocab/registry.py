@@ -210,10 +210,10 @@ def check_registered_name(field: str, full: str, made) -> None:
     ``registry_name``: it must be the name it was made from, or the record names another."""
     recorded = getattr(made, "registry_name", None)
     if recorded != full:
-        raise ParameterError(field, full, f"a registered class whose registry_name is {full!r} "
-                             f"(the name its records carry), got one recording {recorded!r}",
-                             "Set the class's namespace, name and version to those of the name "
-                             "it is registered under.")
+        raise ParameterError(field, full, "a name registered for a class that records it (its "
+                             "namespace.name.vN)", f"The class registered as {full!r} records "
+                             f"{recorded!r}: set the class's namespace, name and version to "
+                             f"match, or register it as {recorded!r}.")
 
 
 def make_mechanism(name: str, **params):

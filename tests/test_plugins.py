@@ -15,7 +15,7 @@ from dp_vocab.cli import app
 from dp_vocab.errors import ParameterError
 from dp_vocab.ingest.corpora.bundled import SAMPLE
 from dp_vocab.mechanisms import WeightedGaussian
-from dp_vocab.recipes import run_recipe
+from dp_vocab.recipes import plan_run, run_recipe
 from dp_vocab.registry import (make_mechanism, mechanism_catalogue, mechanism_names, registry,
                                resolve_mechanism_name)
 
@@ -121,12 +121,17 @@ def test_a_short_name_two_packages_register_must_be_given_in_full(installed):
     assert {"dp_vocab.gw.v1", "other.gw.v1"} <= set(mechanism_names())
 
 
-def test_a_class_registered_under_another_name_than_it_records_is_refused(installed):
+def test_a_class_registered_under_another_name_than_it_records_is_refused(installed, tmp_path):
     registry.mechanisms.register("acme_vocab.renamed.v1", func=WideGaussianV3)
-    with pytest.raises(ParameterError, match=r"registry_name is 'acme_vocab\.renamed\.v1'.*"
-                                             r"recording 'acme_vocab\.wide_gaussian\.v3'.*Set "
-                                             r"the class's namespace, name and version"):
+    with pytest.raises(ParameterError, match=r"^mechanism: expected a name registered for a "
+                                             r"class that records it .*, got 'acme_vocab\.renamed"
+                                             r"\.v1'\. The class registered as 'acme_vocab\."
+                                             r"renamed\.v1' records 'acme_vocab\.wide_gaussian\."
+                                             r"v3': set the class's namespace, name and version"):
         make_mechanism("renamed", epsilon=1.0, delta=1e-5)
+    with pytest.raises(ParameterError, match=r"^mechanism: .* records 'acme_vocab\.wide_gaussian"):
+        plan_run("weighted-gaussian", tmp_path / "o",   # before any data is read
+                 overrides={"mechanism.@mechanisms": "acme_vocab.renamed.v1"})
 
 
 def test_an_unknown_name_lists_the_registered_ones_and_the_fix(installed):
