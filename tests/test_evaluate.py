@@ -243,7 +243,7 @@ def test_report_explains_itself(tmp_path):
 def test_timings_leave_the_first_compile_out(monkeypatch):
     """Every mechanism runs once untimed before its timed runs (numba compiles on a first
     call): one extra release per mechanism and process, not per configuration."""
-    from dp_vocab import evaluation
+    from dp_vocab.research import evaluation
     from dp_vocab.registry import registry
     calls = {}
     for short in ("weighted_gaussian", "policy_gaussian"):
