@@ -1,7 +1,7 @@
 """Modules of compiled kernels (numba), imported when a kernel is first used.
 
-Importing numba takes ~0.2 s of one thread, and its first kernel another ~0.3 s (numba loads
-its typing and lowering registries, scipy.linalg among them), all holding the GIL. A run
+Importing numba and loading its first kernel take a noticeable while (numba loads its typing
+and lowering registries, scipy.linalg among them), all holding the GIL. A run
 starts reading its corpus on background threads first and loads the kernels while the first
 batch of documents is read and tokenized (``extraction._columnar_itemsets``), so nothing that
 runs before (imports, the recipe's plan) may import numba: the kernel modules are reached

@@ -1,17 +1,21 @@
-"""Every registered function, in one place, under versioned names (``dp_vocab.NAME.vN``).
+"""Every registered function, in one place, under versioned names (``NAMESPACE.NAME.vN``;
+dp-vocab's own are ``dp_vocab.NAME.vN``).
 
-Recipes refer to these with ``@readers``, ``@tokenizers``, ``@extractors``, ``@mechanisms`` and
-``@exporters``; plugins may add their own through the ``dp_vocab_*`` entry points.
+Recipes refer to these with ``@readers``, ``@tokenizers``, ``@extractors``, ``@mechanisms``,
+``@counts`` and ``@exporters``; other packages add their own through the ``dp_vocab_*`` entry
+points (``dp_vocab_mechanisms``, ...) or ``registry.<table>.register`` at run time. A mechanism
+is named by its registered name, or by its short name for the newest registered version.
 """
 
 from __future__ import annotations
 
 import inspect
+import re
 
 import catalogue
 import confection
 
-from .errors import ParameterError
+from .errors import DPVocabError, ParameterError
 
 
 class registry(confection.registry):
@@ -108,48 +112,134 @@ def item_extractor(tokenizer, n_min: int = 1, n_max: int = 1, lowercase: bool = 
 
 def _register_mechanisms() -> None:
     from .mechanisms import MECHANISMS
-    for short, cls in MECHANISMS.items():
-        registry.mechanisms.register(f"dp_vocab.{short}.v{cls.version}", func=cls)
+    for cls in MECHANISMS.values():
+        registry.mechanisms.register(f"{cls.namespace}.{cls.name}.v{cls.version}", func=cls)
 
 
 _register_mechanisms()
 
+# a registered name: NAMESPACE.NAME.vN (the namespace may hold dots: "acme.text.gw.v2")
+_VERSIONED = re.compile(r"(?P<namespace>.+)\.(?P<short>[^.]+)\.v(?P<version>[0-9]+)")
+
+
+def _name_parts(full: str) -> tuple[str, str, int]:
+    """(namespace, short name, version) of a registered name; a name not of the form
+    NAMESPACE.NAME.vN is its own short name."""
+    m = _VERSIONED.fullmatch(full)
+    return (m["namespace"], m["short"], int(m["version"])) if m else ("", full, 0)
+
+
+def registered_mechanisms() -> dict:
+    """Every registered mechanism by its registered name: dp-vocab's, those other installed
+    packages declare as ``dp_vocab_mechanisms`` entry points, and those added at run time with
+    ``registry.mechanisms.register``."""
+    try:
+        return registry.mechanisms.get_all()
+    except Exception as e:  # noqa: BLE001 - an installed package's entry point fails to import
+        raise DPVocabError(f"mechanisms: an installed package's dp_vocab_mechanisms entry point "
+                           f"failed to load ({type(e).__name__}: {e}). Fix or uninstall that "
+                           f"package, or give the mechanism's full registered name "
+                           f"(dp_vocab.NAME.vN) so that only that one is loaded.") from None
+
+
+def short_names(registered) -> dict[str, str]:
+    """Short name → the registered name it stands for, among ``registered`` names: the newest
+    version of that name, when a single namespace registers it (two packages' "gw" must be
+    named in full)."""
+    newest: dict[str, str] = {}
+    namespaces: dict[str, set[str]] = {}
+    for full in registered:
+        namespace, short, version = _name_parts(full)
+        namespaces.setdefault(short, set()).add(namespace)
+        if short not in newest or version > _name_parts(newest[short])[2]:
+            newest[short] = full
+    return {short: full for short, full in newest.items() if len(namespaces[short]) == 1}
+
+
+def _named_mechanisms() -> list[tuple[str, str, type]]:
+    """(the name to give, registered name, class) of every registered mechanism, sorted by
+    registered name; the name to give is the short name where it stands for that
+    registration, else the registered name (an older version, or a name two packages use)."""
+    registered = registered_mechanisms()
+    short_of = {full: short for short, full in short_names(registered).items()}
+    return [(short_of.get(full, full), full, registered[full]) for full in sorted(registered)]
+
 
 def resolve_mechanism_name(name: str) -> str:
+    """The registered name ``name`` stands for: itself when registered
+    (``"dp_vocab.gw.v1"``), else the newest registered version of the short name (``"gw"``)."""
     if not isinstance(name, str):
         raise ParameterError("mechanism", name, "a mechanism name such as 'policy_gaussian'")
-    full = name if name.startswith("dp_vocab.") else f"dp_vocab.{name}.v1"
-    if full not in registry.mechanisms.get_all():
-        known = ", ".join(sorted(mechanism_names()))
-        raise ParameterError("mechanism", name, f"one of: {known}",
-                             "Run `dp-vocab mechanisms` to list them with their parameters.")
-    return full
+    if name in registry.mechanisms:   # loads no other package's entry point
+        return name
+    registered = registered_mechanisms()
+    full = short_names(registered).get(name)
+    if full is not None:
+        return full
+    same = sorted(f for f in registered if _name_parts(f)[1] == name)
+    if same:
+        raise ParameterError("mechanism", name, "one of the registered names: " + ", ".join(same),
+                             f"Several packages register a mechanism {name!r}; give the one you "
+                             f"mean in full.")
+    known = ", ".join(n for n, _, _ in _named_mechanisms())
+    raise ParameterError("mechanism", name, f"one of: {known}",
+                         "Run `dp-vocab mechanisms` to list them with their parameters (a "
+                         "mechanism of another package is listed once that package is installed).")
+
+
+def mechanism_class(name: str):
+    """The registered class (or factory) a mechanism name stands for."""
+    return registry.mechanisms.get(resolve_mechanism_name(name))
+
+
+def shortest_name(name: str) -> str:
+    """The shortest name standing for the same registered mechanism as ``name``: its short
+    name, unless that stands for another version or is registered by two packages."""
+    full = resolve_mechanism_name(name)
+    short = _name_parts(full)[1]
+    return short if short_names(registered_mechanisms()).get(short) == full else full
 
 
 def mechanism_names() -> list[str]:
-    return [n.split(".")[1] for n in registry.mechanisms.get_all()]
+    """The names ``make_mechanism`` takes, one per registered mechanism."""
+    return [name for name, _, _ in _named_mechanisms()]
+
+
+def check_registered_name(field: str, full: str, made) -> None:
+    """What a mechanism or count release records (release, ledger, privacy.json) is its
+    ``registry_name``: it must be the name it was made from, or the record names another."""
+    recorded = getattr(made, "registry_name", None)
+    if recorded != full:
+        raise ParameterError(field, full, "a name registered for a class that records it (its "
+                             "namespace.name.vN)", f"The class registered as {full!r} records "
+                             f"{recorded!r}: set the class's namespace, name and version to "
+                             f"match, or register it as {recorded!r}.")
 
 
 def make_mechanism(name: str, **params):
     # the docstring is generated below, from the registry (_MAKE_MECHANISM_DOC)
-    cls = registry.mechanisms.get(resolve_mechanism_name(name))
-    sig = inspect.signature(cls.__init__)
+    full = resolve_mechanism_name(name)
+    cls = registry.mechanisms.get(full)
+    sig = inspect.signature(cls)
     unknown = [k for k in params if k not in sig.parameters]
     if unknown:
-        allowed = [p for p in sig.parameters if p != "self"]
         raise ParameterError(f"{name}.{unknown[0]}", params[unknown[0]],
-                             "a parameter of this mechanism: " + ", ".join(allowed))
+                             "a parameter of this mechanism: " + ", ".join(sig.parameters))
     try:
-        return cls(**params)
+        mechanism = cls(**params)
     except TypeError as e:  # a required parameter is missing
         raise ParameterError(name, params, f"its required parameters ({e})") from None
+    check_registered_name("mechanism", full, mechanism)
+    return mechanism
 
 
 def mechanism_parameters(name: str) -> list[tuple[str, object]]:
     """(parameter, default or inspect.Parameter.empty) for a registered mechanism."""
-    cls = registry.mechanisms.get(resolve_mechanism_name(name))
-    return [(p.name, p.default) for p in inspect.signature(cls.__init__).parameters.values()
-            if p.name != "self"]
+    return _parameters(mechanism_class(name))
+
+
+def _parameters(cls) -> list[tuple[str, object]]:
+    return [(p.name, p.default) for p in inspect.signature(cls).parameters.values()]
 
 
 def mechanism_catalogue() -> list[tuple[str, str, str, str]]:
@@ -157,11 +247,9 @@ def mechanism_catalogue() -> list[tuple[str, str, str, str]]:
     registered mechanism, sorted: what `dp-vocab mechanisms` prints and make_mechanism's
     docstring lists."""
     out = []
-    for full in sorted(registry.mechanisms.get_all()):
-        short = full.split(".")[1] if full.count(".") == 2 else full
-        cls = registry.mechanisms.get(full)
+    for short, full, cls in _named_mechanisms():
         params = ", ".join(p if d is inspect.Parameter.empty else f"{p}={d!r}"
-                           for p, d in mechanism_parameters(full))
+                           for p, d in _parameters(cls))
         out.append((short, full, getattr(cls, "summary", ""), params))
     return out
 
@@ -173,8 +261,8 @@ _MAKE_MECHANISM_DOC = """Build a registered mechanism from its name and paramete
     Parameters
     ----------
     name : str
-        A short name (``"count_laplace"``) or a registry name (``"dp_vocab.count_laplace.v1"``),
-        as in a recipe's ``@mechanisms``.
+        A short name (``"count_laplace"``: its newest registered version) or a registered name
+        (``"dp_vocab.count_laplace.v1"``, as in a recipe's ``@mechanisms``).
     **params
         The mechanism's parameters, listed below; ``epsilon`` (> 0) and ``delta`` (in (0, 0.5])
         are the guarantee, ``max_items_per_user`` is Δ0, the per-user cap. Parameters without a
@@ -194,15 +282,24 @@ _MAKE_MECHANISM_DOC = """Build a registered mechanism from its name and paramete
         An unknown name or parameter, or a value outside its range (the message names the
         parameter, what is allowed and what was given).
 
-    Registered mechanisms (``dp-vocab mechanisms`` prints the same list)
-    ---------------------------------------------------------------------
+    Registered mechanisms
+    ---------------------
+    dp-vocab's and those of other installed packages (``dp_vocab_mechanisms`` entry points),
+    as registered when dp_vocab.registry was imported; ``dp-vocab mechanisms`` prints the
+    current list.
+
 """
 
 
 def _document_make_mechanism() -> None:
+    try:
+        listed = mechanism_catalogue()
+    except DPVocabError as e:   # a broken plugin: make_mechanism and the CLI report it
+        make_mechanism.__doc__ = _MAKE_MECHANISM_DOC + f"    (not listed: {e})\n"
+        return
     entries = "".join(f"    ``{short}`` ({full})\n        {summary}\n"
                       f"        Parameters: {params}\n"
-                      for short, full, summary, params in mechanism_catalogue())
+                      for short, full, summary, params in listed)
     make_mechanism.__doc__ = _MAKE_MECHANISM_DOC + entries
 
 

@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import catalogue
 import pytest
 from typer.testing import CliRunner
 
@@ -81,6 +82,8 @@ def test_code_blocks_run(page, tmp_path, monkeypatch):
     if not any(lang != "text" for lang, _ in found):
         pytest.skip("no code block")
     monkeypatch.chdir(tmp_path)
+    # a page may register a mechanism (docs/mechanisms.md): for that page only
+    monkeypatch.setattr(catalogue, "REGISTRY", dict(catalogue.REGISTRY))
     shutil.copy(SAMPLE, tmp_path / "my_corpus.jsonl.gz")
     namespace: dict = {}
     for lang, code in found:

@@ -55,6 +55,18 @@ def test_make_mechanism_lists_every_registered_mechanism_and_its_parameters():
             assert param in entry, f"{short}: {param} missing"
 
 
+@pytest.mark.parametrize("hint", ["needs_sequences", "needs_item_sets"])
+def test_a_wrong_input_hint_names_functions_that_exist(hint):
+    import importlib
+    import re
+    from dp_vocab.data import itemsets
+    named = re.findall(r"(dp_vocab(?:\.\w+)+)\(", str(getattr(itemsets, hint)()))
+    assert named, hint
+    for path in named:
+        module, _, attr = path.rpartition(".")
+        assert callable(getattr(importlib.import_module(module), attr)), path
+
+
 def test_run_recipe_says_what_overrides_look_like_and_what_it_returns():
     doc = inspect.getdoc(dp_vocab.run_recipe)
     assert '"mechanism.epsilon"' in doc and "--mechanism.epsilon" in doc

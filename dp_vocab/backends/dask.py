@@ -34,7 +34,7 @@ _ID_KEY = b"dp-vocab dask: second item hash."
 
 class _Whole:
     """A value sent between processes as one pickle: ``distributed`` serializes lists, tuples
-    and dicts element by element, which costs seconds for a list of a million strings.
+    and dicts element by element, which is slow for a list of many strings.
     ``id_kinds``: the kinds of user id (int, str) a loaded file or share held; ``skipped``:
     how many of its lines ``on_error = "skip"`` skipped, and the first reasons (file, line
     and field, as locally)."""

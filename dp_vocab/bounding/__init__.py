@@ -158,7 +158,7 @@ def user_weights(bounded: Bounded, n_items: int, weighting: Weighting) -> np.nda
 
 def canonical_order(hashes: np.ndarray) -> np.ndarray:
     """The stable sort of ``hashes`` (uint64). Distinct hashes, the usual case, have one sorted
-    order, which numpy's default sort finds ~5× faster than its stable one."""
+    order, which numpy's default (unstable) sort finds faster than its stable one."""
     order = np.argsort(hashes)
     ranked = hashes[order]
     if ranked.size > 1 and (ranked[1:] == ranked[:-1]).any():
@@ -168,8 +168,8 @@ def canonical_order(hashes: np.ndarray) -> np.ndarray:
 
 class NamesOf(Sequence[str]):
     """The strings of item ids ``ids``, fetched by ``names_of`` only when read: a release needs
-    the names of the items it releases, not of every candidate (pypi: 270k candidates, whose
-    names in hash order cost 60 ms of scattered reads)."""
+    the names of the items it releases, not of every candidate (every candidate's name, in hash
+    order, would be scattered reads over the whole string table)."""
 
     def __init__(self, names_of: Callable[[np.ndarray], list[str]], ids: np.ndarray):
         self._names_of = names_of

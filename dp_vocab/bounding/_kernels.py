@@ -50,7 +50,7 @@ def _heapsort(a):
 @njit(cache=True)
 def _sort_positions(pos, k1, k2, k3):
     """``pos`` sorted stably by (k1[p], k2[p], k3[p]): a bottom-up merge sort, O(n log n).
-    (Three stable ``np.argsort`` calls give the same order but cost seconds of compilation.)"""
+    (Three stable ``np.argsort`` calls give the same order but compile far more slowly.)"""
     n = pos.size
     a = pos.copy()
     b = np.empty_like(a)
@@ -91,7 +91,7 @@ def _kth_smallest(a, k):
     """The value of rank k (0-based) in ``a``, which is reordered: quickselect (median of
     three, Hoare partition), then a sort of what is left after 2·log2(n) + 8 rounds, so
     O(n log n) even for counts a user crafted. (``np.partition`` gives the same value but
-    costs seconds of compilation.)"""
+    compiles far more slowly.)"""
     lo = 0
     hi = a.size - 1
     rounds = 8
@@ -286,7 +286,7 @@ def max_row_length(indptr):
 @njit(cache=True, nogil=True)
 def user_starts(keys, n_users):
     """Where each user's keys begin in sorted (user << 32 | item) keys, and the end: an
-    indptr of n_users + 1, in one pass (a binary search per user took 40 ms on pypi)."""
+    indptr of n_users + 1, in one pass over the keys (not a binary search per user)."""
     out = np.zeros(n_users + 1, dtype=np.int64)
     for i in range(keys.size):
         u = keys[i] >> 32
@@ -362,9 +362,9 @@ def _bound_rows(indptr, items, counts, seeds, item_hashes, item_tie, item_rank, 
     (a uniform sample; a function of the run key, the user id and the item string only);
     mode 1 (−own count, key); mode 2 (public rank, −own count, key). For ``ordered`` rows (GW's
     fill order) the key is mix(hash(item)) itself: ties are broken the same way for every user,
-    a function of the user's own data that concentrates the greedy budget (GW releases ~2% more
-    items on Reddit). Unordered "top" caps keep the per-user random key: consistent ties there
-    concentrate weight on arbitrary low-hash items (DPNE released ~15% fewer n-grams).
+    a function of the user's own data that concentrates the greedy budget on the same items
+    across users. Unordered "top" caps keep the per-user random key: consistent ties there
+    would concentrate weight on arbitrary low-hash items, and DPNE releases fewer n-grams.
     Remaining ties (two items with one 64-bit hash: 2^-64 by chance, ~2^32 work to craft) go
     to ``item_tie``, a rank that orders items as their strings do (length 1: no such ties).
     Selection is O(row length); with ``ordered`` the kept items are emitted in priority order
@@ -520,17 +520,17 @@ _KERNELS = {(uniform, parallel): njit(cache=True, parallel=parallel)(_specialise
                 + ("_threads" if parallel else ""),
                 bound_row=_uniform_row if uniform else _priority_row))
             for uniform in (True, False) for parallel in (True, False)}
-# (user, item) pairs. Below ~2M pairs one thread takes under ~20 ms and threads would save a
-# few ms, while the threaded build's first compile costs ~1.5 s more than the serial one
-# (the bundled sample, ~0.5M pairs, runs serial: a newcomer's first run is that much shorter)
+# (user, item) pairs. Below this one thread is quick and threads would save less than the
+# threaded build's extra first compile costs (the bundled sample runs serial, so a newcomer's
+# first run compiles only the serial build)
 _PARALLEL_FROM = 1 << 21
 
 
 def bound_rows(indptr, items, counts, seeds, item_hashes, item_tie, item_rank, max_items, mode,
                ordered):
     """See ``_bound_rows``; runs on every core for large inputs. Rows within the cap and
-    unordered are kept as they are: when every row is, the input arrays are returned (pypi's
-    rows hold at most 85 items: 46 ms of copying saved)."""
+    unordered are kept as they are: when every row is, the input arrays are returned (no copy:
+    corpora whose users all hold fewer items than the cap are common)."""
     if not ordered and (indptr.size < 2 or int(np.diff(indptr).max()) <= max_items):
         return indptr, items, counts
     run = _KERNELS[mode == 0 and not ordered, items.size >= _PARALLEL_FROM]
@@ -545,7 +545,7 @@ _CAP_OUTSIDE = {parallel: njit(cache=True, parallel=parallel)(_specialised(
 
 def cap_outside(indptr, items, counts, seeds, item_hashes, item_tie, item_outside, max_outside):
     """See ``_cap_outside``; runs on every core from ``_PARALLEL_FROM`` pairs, as
-    ``bound_rows`` (pypi's 8M pairs: 68 ms on one thread, 53 ms on two)."""
+    ``bound_rows``."""
     if max_outside < 1:   # the selection needs k ≥ 1
         raise ValueError(f"max_outside: expected ≥ 1, got {max_outside}")
     return _CAP_OUTSIDE[items.size >= _PARALLEL_FROM](

@@ -136,7 +136,7 @@ def _siphash24_x4(keys, buf, start, end):
 
 
 def _prf_words_of(buf, offsets, keys):
-    """One row of the four PRF words per id (``keys``: the (4, 2) SipHash keys), ~70 ns an id."""
+    """One row of the four PRF words per id (``keys``: the (4, 2) SipHash keys)."""
     n = offsets.size - 1
     out = np.empty((n, 4), dtype=np.uint64)
     n_chunks = min(n, 64)
@@ -152,9 +152,8 @@ def _prf_words_of(buf, offsets, keys):
 
 _prf_words_serial = njit(cache=True)(_prf_words_of)
 _prf_words_threaded = njit(cache=True, parallel=True)(_specialised(_prf_words_of, "_threads"))
-# users: below this one thread takes under ~15 ms (the bundled sample, 4k users, never pays
-# the threaded build's first compile, ~1 s once); pypi's 842k users: ~70 ms on one thread,
-# ~40 ms on two
+# users: below this one thread is quick and the threaded build's first compile would cost more
+# than threads save (the bundled sample stays serial); far above it, threads pay off
 _PARALLEL_FROM = 1 << 18
 
 

@@ -205,7 +205,9 @@ def mechanisms():
     console = Console(soft_wrap=True, highlight=False)
     with _errors():
         for short, full, summary, params in mechanism_catalogue():
-            console.print(Text.assemble((short, "bold"), f"  {full}: {summary}"))
+            # an older version, or a name two packages register, is given in full
+            named = f"  {full}: {summary}" if short != full else f": {summary}"
+            console.print(Text.assemble((short, "bold"), named))
             console.print(f"    parameters: {params}", markup=False)
 
 
@@ -377,7 +379,7 @@ def tune_process() -> None:
     """What the ``dp-vocab`` command sets in its own process (never the library in yours):
     numpy's large arrays on ordinary pages. numpy asks Linux for transparent huge pages for
     every array of 4 MiB or more; where the kernel compacts memory to find them, each fresh
-    array stalls (pypi_summaries' final merge: 0.15–0.34 s, 0.11 s without). numpy reads the
+    array stalls while it does (a large run's final merge allocates many). numpy reads the
     same switch from NUMPY_MADVISE_HUGEPAGE, which the user's environment still decides."""
     import os
     if os.environ.get("NUMPY_MADVISE_HUGEPAGE") is None:
@@ -391,7 +393,7 @@ def tune_process() -> None:
 def command() -> None:
     """The ``dp-vocab`` command: ``main``, in a process that ends right after it. What is left
     in memory is not collected object by object on the way out (``gc.freeze``): after a large
-    run that teardown took 0.25 s; the operating system frees the memory at once."""
+    run that teardown is slow, and the operating system frees the memory at once anyway."""
     import gc
     tune_process()
     try:

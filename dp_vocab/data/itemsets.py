@@ -167,7 +167,8 @@ def needs_sequences() -> ParameterError:
     return ParameterError("mechanism input", "item sets",
                           "token sequences (a level-wise n-gram mechanism reads each document "
                           "as runs of tokens)", "Run it through a recipe, or build its input "
-                          "with dp_vocab.extract_sequences().")
+                          "with dp_vocab.ingest.extract.extract_sequences(documents, extractor) "
+                          "from (user, text) pairs.")
 
 
 def needs_item_sets() -> ParameterError:
@@ -175,7 +176,8 @@ def needs_item_sets() -> ParameterError:
     return ParameterError("mechanism input", "token sequences",
                           "item sets (this mechanism counts each user's distinct items)",
                           "Run it through a recipe, or build its input with "
-                          "dp_vocab.extract_itemsets().")
+                          "dp_vocab.itemsets_from_frame(frame) or "
+                          "dp_vocab.ingest.extract.extract_itemsets(documents, extractor).")
 
 
 def _checked_items(items, k: int) -> list[str]:

@@ -129,7 +129,7 @@ def _sorted_distinct(values: np.ndarray, span: int) -> tuple[np.ndarray, np.ndar
     """(the distinct values sorted, each value's index among them as int32): what
     ``np.unique(values, return_inverse=True)`` gives, for int64 values in [0, span). A bitmap
     of the span when it is no larger than the values (two passes, no sort); else polars'
-    dense rank on every core (13M values: 1.1 s against numpy's 3.9 s)."""
+    dense rank on every core (numpy's sort-based unique runs on one)."""
     if not values.size:
         return values[:0].copy(), np.zeros(0, dtype=np.int32)
     if span <= 64 * values.size:

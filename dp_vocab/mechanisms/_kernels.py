@@ -37,7 +37,7 @@ def _prefetch_rows(order, i, indptr, items):
     """Start loading the row offsets of user ``order[i + 8]`` and the first two cache lines of
     user ``order[i + 4]``'s row. In keyed order consecutive users' rows lie anywhere in memory,
     and each row's loop ends in a mispredicted branch that would otherwise serialise those
-    cache misses (Policy Gaussian's descent on Reddit: 50 → 31 ms of CPU)."""
+    cache misses."""
     n = order.size
     if i + _AHEAD < n:
         _prefetch(indptr, order[i + _AHEAD])
@@ -136,7 +136,7 @@ def l2_descent_cutoffs(order, indptr, items, n_items, gammas):
     In coordinates H − Γ this is ``l2_descent`` translated, so it contracts the same way
     (public.md §2). A row's items are distinct (as every ItemSets row is)."""
     # each item's (H, Γ) side by side, at 2u and 2u + 1: one cache line per item read, not
-    # two (flat, with explicit loops: 2-D slicing costs seconds of first compilation)
+    # two (flat, with explicit loops: 2-D slicing makes the first compilation far slower)
     hg = np.empty(2 * n_items, dtype=np.float64)
     for u in range(n_items):
         hg[2 * u] = 0.0

@@ -53,6 +53,7 @@ class Mechanism:
     name: ClassVar[str]
     summary: ClassVar[str]                   # one line for `dp-vocab mechanisms`
     version: ClassVar[int] = 1
+    namespace: ClassVar[str] = "dp_vocab"    # another package registers under its own
     noise: ClassVar[Noise]
     support: ClassVar[Support] = Support.POSITIVE
     sampling_modes: ClassVar[tuple[str, ...]] = ("uniform", "top")
@@ -85,7 +86,7 @@ class Mechanism:
 
     @property
     def registry_name(self) -> str:
-        return f"dp_vocab.{self.name}.v{self.version}"
+        return f"{self.namespace}.{self.name}.v{self.version}"
 
     # (ε, δ, Δ0) → (noise scale, threshold ρ), for mechanisms calibrated by one function
     calibration: ClassVar[staticmethod[[float, float, int], tuple[float, float]] | None] = None

@@ -24,6 +24,8 @@ class CountRelease:
     """Base: validated (ε, k, C); ``release_counts`` returns {item: noisy count ≥ 0}."""
 
     name: ClassVar[str]
+    version: ClassVar[int] = 1
+    namespace: ClassVar[str] = "dp_vocab"
     noise: ClassVar[str]
     noise_scale: float
 
@@ -38,7 +40,7 @@ class CountRelease:
 
     @property
     def registry_name(self) -> str:
-        return f"dp_vocab.{self.name}.v1"
+        return f"{self.namespace}.{self.name}.v{self.version}"
 
     @property
     def bounding(self) -> Bounding:

@@ -283,9 +283,8 @@ class PolicyGaussianPublic(PublicCutoffParameters, PolicyGaussian):
     name = "policy_gaussian_public"
     summary = "Policy Gaussian + public domain (weighted BH at FDR q on a public list)"
 
-    # Policy Gaussian's α = 5 and (3 + 5)σ on P were tuned without the outside cap; with it,
-    # α = 2 outside P (cutoff ρ + 2σ) and the same 8σ on P, and λ = 0.95, each release more on
-    # both dev corpora at both δ (public.md §10)
+    # with the outside cap, α = 2 outside P (cutoff ρ + 2σ), 8σ on P and λ = 0.95 release more
+    # on both dev corpora at both δ than Policy Gaussian's α = 5 (public.md §10)
     alpha: float = 2.0
     public_cutoff: float = 6.0
     public_lambda: float = 0.95

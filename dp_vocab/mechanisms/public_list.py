@@ -149,7 +149,7 @@ class PublicDomain:
         ranked, order = by_hash
         if not ranked.size:
             return out
-        # the queries searched in sorted order stay in cache: 3x faster on pypi's 272k items
+        # the queries searched in sorted order: consecutive searches touch the same cache lines
         queries = np.argsort(hashes)
         at = np.empty(hashes.size, dtype=np.int64)
         at[queries] = np.minimum(np.searchsorted(ranked, hashes[queries]), ranked.size - 1)
@@ -212,8 +212,8 @@ def _kind(source) -> str:
 
 
 def _wordfreq_module() -> Path:
-    """wordfreq's ``__init__.py``, found without importing it (0.2 s, needed only when the
-    list is not cached)."""
+    """wordfreq's ``__init__.py``, found without importing it (the import is slow and needed
+    only when the list is not cached)."""
     import importlib.util
     spec = importlib.util.find_spec("wordfreq")
     if spec is None or spec.origin is None:

@@ -157,7 +157,7 @@ class Ledger:
 
 @functools.lru_cache(maxsize=256)
 def _compose(stages: tuple[Stage, ...]) -> tuple[float, float, str]:
-    """Ledger.total for a tuple of (frozen) stages; cached since a PLD takes about 0.3 s."""
+    """Ledger.total for a tuple of (frozen) stages; cached since a PLD is slow to build."""
     ledger = Ledger(list(stages))
     eps_b, delta_b = ledger.basic()
     if len(stages) <= 1:

@@ -318,6 +318,7 @@ def _resolve_part(registry, name: str, label: str, part, out: dict) -> None:
 def _unregistered(registry, part) -> str:
     """What a recipe names that no registry holds, and the registered name it most likely
     meant (recipes take versioned names: "dp_vocab.gw.v1", not "gw")."""
+    from ..registry import short_names
     blocks = [part]
     while blocks:
         block = blocks.pop(0)
@@ -331,13 +332,13 @@ def _unregistered(registry, part) -> str:
             known = sorted(table.get_all())
             if name in known:
                 continue
-            short = {k.split(".")[1]: k for k in known if k.count(".") == 2}
-            guess = short.get(name) or next((k for k in known if name and name in k), None)
+            guess = short_names(known).get(name) or next((k for k in known if name and name in k),
+                                                         None)
             hint = f" Did you mean {guess!r}?" if guess else ""
             listed = "`dp-vocab mechanisms` lists them" if key == "@mechanisms" else \
                 "registered: " + ", ".join(known)
             return (f"{key} = {name!r} is not registered.{hint} Recipes give the full "
-                    f"versioned name, \"dp_vocab.NAME.v1\" ({listed}).")
+                    f"versioned name, \"NAMESPACE.NAME.vN\" ({listed}).")
     return "a name in this section is not registered (`dp-vocab mechanisms` lists the mechanisms)"
 
 
@@ -457,6 +458,7 @@ def plan_run(recipe, output, overrides: dict[str, Any] | None = None,
     from ..backends import BACKENDS, check_run
     from ..bounding import check_key
     from ..privacy.noise import RandomSource
+    from ..registry import check_registered_name
 
     recipe = find_recipe(recipe)
     cfg = load_recipe(recipe, overrides)
@@ -465,6 +467,9 @@ def plan_run(recipe, output, overrides: dict[str, Any] | None = None,
     declared = declared_budget(cfg)
     staged = resolve_sections(cfg, ("mechanism", "counts"))
     mechanism, counter = staged["mechanism"], staged.get("counts")
+    for name, made in (("mechanism", mechanism), ("counts", counter)):
+        if made is not None:   # its records carry the name the recipe gives
+            check_registered_name(name, cfg[name][REGISTRY_SECTIONS[name]], made)
     check_counts_route(mechanism, counter)
     if mechanism.input is Input.SEQUENCES and counter is not None:
         raise RecipeError(f"recipe [counts]: {mechanism.registry_name} releases n-grams level by "

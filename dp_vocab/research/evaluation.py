@@ -150,9 +150,9 @@ def recipe_mechanism(source) -> tuple[str, dict] | None:
     if not isinstance(source, (str, os.PathLike)) or _recipe_or_path(source).suffix != ".cfg":
         return None
     from ..recipes import load_recipe
-    from ..registry import mechanism_parameters, resolve_mechanism_name
+    from ..registry import mechanism_parameters, shortest_name
     section = load_recipe(source)["mechanism"]
-    name = resolve_mechanism_name(section["@mechanisms"]).split(".")[1]
+    name = shortest_name(section["@mechanisms"])
     params = {k: v for k, v in section.items()
               if not k.startswith("@") and k not in ("epsilon", "delta")}
     if "max_items_per_user" not in params:   # the recipe's Δ0 is then its mechanism's own
@@ -163,9 +163,9 @@ def recipe_mechanism(source) -> tuple[str, dict] | None:
 def compared_mechanisms(recipe: tuple[str, dict] | None, mechanisms) -> list[str]:
     """The short names ``evaluate`` compares: ``mechanisms`` (registry names too), or, when
     None, ``DEFAULT_MECHANISMS`` and the recipe's own mechanism."""
-    from ..registry import resolve_mechanism_name
+    from ..registry import shortest_name
     if mechanisms is not None:
-        return [resolve_mechanism_name(m).split(".")[1] for m in mechanisms]
+        return [shortest_name(m) for m in mechanisms]
     own = [recipe[0]] if recipe is not None and recipe[0] not in DEFAULT_MECHANISMS else []
     return list(DEFAULT_MECHANISMS) + own
 
@@ -199,9 +199,8 @@ def _init_worker(itemsets: ItemSets, sequences, utility, extractor, held_sequenc
 
 
 def _run_one(config: dict) -> dict:
-    from ..registry import make_mechanism
-    from ..mechanisms import MECHANISMS
-    seq = MECHANISMS[config["mechanism"]].input is Input.SEQUENCES
+    from ..registry import make_mechanism, mechanism_class
+    seq = mechanism_class(config["mechanism"]).input is Input.SEQUENCES
     itemsets = _SHARED["sequences" if seq else "itemsets"]
     params = {k: v for k, v in config.items() if k not in ("mechanism", "repeat")}
     # a public list is normalised by the extractor, as the recipe runner does
@@ -318,15 +317,14 @@ def evaluate(source, mechanisms: list[str] | None, epsilons: list[float], delta:
     for d0 in d0s:
         check_positive_int(d0, "max_items_per_user")
     mechanism_params = _with_recipe_public_params(recipe, mechanisms, mechanism_params or {})
-    from ..mechanisms import MECHANISMS
+    from ..registry import mechanism_class
     itemsets, extractor = _load(source, progress)
     if not itemsets.n_pairs:
         # evaluate is the data owner's NON-PRIVATE harness: saying the corpus is empty is fine
         raise CorpusError("no item in the corpus (no documents, or every token dropped): "
                           "nothing to evaluate", path=None if isinstance(source, ItemSets)
                           else source)
-    needs_seq = any(m in MECHANISMS and MECHANISMS[m].input is Input.SEQUENCES
-                    for m in mechanisms)
+    needs_seq = any(mechanism_class(m).input is Input.SEQUENCES for m in mechanisms)
     sequences = held_sequences = None
     train, heldout = split_users(itemsets, float(holdout))
     if holdout and not (train.n_pairs and heldout.n_pairs):

@@ -1,7 +1,7 @@
 """JSONL as polars columns, with exactly the validation of the line-by-line reader.
 
 Why not always the Python reader: ``json.loads`` line by line costs as much as the whole
-columnar pipeline after it (2.4 s of reddit_college's ~8 s). Why not always polars: its JSON
+columnar pipeline after it. Why not always polars: its JSON
 parser is more lenient in places and differs from ``json`` in others (duplicate keys keep the
 first value, a lone ``\\ud800`` escape decodes to garbage, ``7`` and ``"7"`` in one column both
 become the string "7", raw control characters inside strings are accepted), and its errors

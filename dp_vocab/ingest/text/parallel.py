@@ -15,7 +15,7 @@ from itertools import islice
 from typing import Any
 
 BATCH = 500              # documents per task
-SERIAL_FIRST = 2_000     # a corpus this small never starts a pool (workers take ~1 s to start)
+SERIAL_FIRST = 2_000     # a corpus this small never starts a pool (starting workers costs more)
 
 _worker_extractor: Any = None
 

@@ -61,8 +61,9 @@ class SpacyTokenizer:
 
 
 # A whitespace-free run longer than this is cut into pieces of this length before spaCy sees it:
-# 38,000 emoji in a row took spaCy 170 s; real words are far shorter (and tokens over max_length
-# are dropped anyway), so only such runs tokenize differently.
+# spaCy's time grows faster than linearly in a run's length, so one user's long run of emoji
+# could stall a job; real words are far shorter (and tokens over max_length are dropped
+# anyway), so only such runs tokenize differently.
 MAX_RUN = 256
 _LONG_RUN = re.compile(r"\S{%d,}" % (MAX_RUN + 1))
 
