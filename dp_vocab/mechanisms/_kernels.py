@@ -100,33 +100,9 @@ def l1_descent(order, indptr, items, n_items, gamma):
 @njit(cache=True)
 def l2_descent(order, indptr, items, n_items, gamma):
     """Policy Gaussian (Gopi et al. Alg. 5): move the user's items below Γ towards Γ·1 by L2
-    distance ≤ 1 (all to Γ if they are within distance 1). The gaps are read once per user and
-    kept for the update (the row's items are distinct, so they do not change in between)."""
-    hist = np.zeros(n_items, dtype=np.float64)
-    gaps, idx = _row_scratch(indptr)
-    for i in range(order.size):
-        _prefetch_rows(order, i, indptr, items)
-        r = order[i]
-        z2 = 0.0
-        n = 0
-        for j in range(indptr[r], indptr[r + 1]):
-            u = items[j]
-            g = gamma - hist[u]
-            if g > 0.0:   # hist[u] < Γ (finite floats: the difference is 0 only when equal)
-                gaps[n] = g
-                idx[n] = u
-                n += 1
-                z2 += g * g
-        if z2 == 0.0:
-            continue
-        z = np.sqrt(z2)
-        if z <= 1.0:
-            for k in range(n):
-                hist[idx[k]] = gamma
-        else:
-            for k in range(n):
-                hist[idx[k]] += gaps[k] / z
-    return hist
+    distance ≤ 1 (all to Γ if they are within distance 1): ``l2_descent_cutoffs`` with the one
+    cutoff Γ for every item (the same floating-point operations)."""
+    return l2_descent_cutoffs(order, indptr, items, n_items, np.full(n_items, gamma))
 
 
 @njit(cache=True)
