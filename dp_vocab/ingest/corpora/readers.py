@@ -202,6 +202,23 @@ class _Reader:
         self.skipped += n
         self.skip_reasons.extend(list(reasons)[:max(_KEEP_REASONS - len(self.skip_reasons), 0)])
 
+    @property
+    def id_kinds(self) -> frozenset:
+        """The kinds of user id (int, str) read so far."""
+        return frozenset(self._id_kinds)
+
+    def reading(self, path: Path, line_range: tuple[int, int | None] | None = None):
+        """A reader with these settings of ``path`` (one of this reader's files) alone, or of
+        the lines starting in ``line_range`` (decompressed byte offsets, a share of it), with
+        nothing read or counted yet: a Dask worker's part of the input."""
+        import copy
+        part = copy.copy(self)
+        part.files, part.path, part.line_range = [path], path, line_range
+        part.skipped, part.skip_reasons, part._id_kinds = 0, [], set()
+        part._raw = part._stream = part._current = None
+        part._finished_bytes = 0
+        return part
+
     def _check_compressed_stream(self, line: int | None) -> None:
         """Before blaming a line of a compressed file, check the stream itself: a damaged
         archive decompresses to garbage that only the final checksum (or the decoder) catches."""
