@@ -276,28 +276,30 @@ def normalised_contributions(counts: np.ndarray, indptr: np.ndarray, scale: int)
     return np.floor(scale * a / safe[rows] * (1.0 - 2.0 ** -40))
 
 
-class UserData(Protocol):
+class UserData(ABC):
     """What mechanisms need from user data, wherever it lives (memory, a Dask cluster).
 
     Mechanisms call only these methods. Every backend's data is an ``ItemSetData`` (it answers
-    the item-set questions) or a ``SequenceData`` (it answers ``ngram_levels``), and computes
-    its answers with the functions of this module, so bounding is the same everywhere.
-    Private: the results are pre-noise.
+    the item-set questions) or a ``SequenceData`` (it answers ``ngram_levels``); asked the
+    other half, it says which input that needs. Each answers with the functions of this
+    module, so bounding is the same everywhere. Private: the results are pre-noise.
     """
+
+    __slots__ = ()
 
     def bounded_rows(self, key: bytes, bounding: Bounding) -> BoundedRows:
         """Every user's bounded row, for sequential policies."""
-        ...
+        raise needs_item_sets()
 
     def weight_sums(self, key: bytes, bounding: Bounding, weighting: Weighting,
                     exclude: frozenset[str] = frozenset()) -> ItemWeights:
         """Per-item sums of the users' weights over their bounded rows (items in ``exclude``
         removed before bounding); items with positive weight only."""
-        ...
+        raise needs_item_sets()
 
     def holder_counts(self, items: Sequence[str]) -> np.ndarray:
         """How many users hold each of ``items`` (float64)."""
-        ...
+        raise needs_item_sets()
 
     def clipped_count_sums(self, items: Sequence[str], key: bytes, bounding: Bounding,
                            max_count: int, l2_scale: int | None = None) -> np.ndarray:
@@ -306,66 +308,47 @@ class UserData(Protocol):
         separate count release over a released vocabulary (0 for an item nobody holds). With
         ``l2_scale`` S, each user's clipped counts a are replaced by ⌊S·a/‖a‖₂⌋ (integers,
         L2 norm ≤ S; ``normalised_contributions``)."""
-        ...
+        raise needs_item_sets()
 
     def ngram_levels(self, bounding: Bounding) -> NgramLevels:
         """Level-wise n-gram weights over token sequences."""
-        ...
-
-
-class ItemSetData(ABC):
-    """User data held as each user's distinct items with own counts (``Input.ITEM_SETS``):
-    the base of every backend's item sets, which answer the item-set half of ``UserData``;
-    asked for n-gram levels, they say which input that needs."""
-
-    __slots__ = ()
-
-    @abstractmethod
-    def bounded_rows(self, key: bytes, bounding: Bounding) -> BoundedRows:
-        ...
-
-    @abstractmethod
-    def weight_sums(self, key: bytes, bounding: Bounding, weighting: Weighting,
-                    exclude: frozenset[str] = frozenset()) -> ItemWeights:
-        ...
-
-    @abstractmethod
-    def holder_counts(self, items: Sequence[str]) -> np.ndarray:
-        ...
-
-    @abstractmethod
-    def clipped_count_sums(self, items: Sequence[str], key: bytes, bounding: Bounding,
-                           max_count: int, l2_scale: int | None = None) -> np.ndarray:
-        ...
-
-    def ngram_levels(self, bounding: Bounding) -> NgramLevels:
         raise needs_sequences()
 
 
-class SequenceData(ABC):
-    """User data held as each user's documents as runs of tokens (``Input.SEQUENCES``): the
-    base of every backend's token corpora, which answer ``ngram_levels``; asked an item-set
-    question, they say which input that needs."""
+class ItemSetData(UserData):
+    """User data held as each user's distinct items with own counts (``Input.ITEM_SETS``):
+    every backend's item sets answer these four questions."""
+
+    __slots__ = ()
+
+    @abstractmethod
+    def bounded_rows(self, key: bytes, bounding: Bounding) -> BoundedRows:
+        ...
+
+    @abstractmethod
+    def weight_sums(self, key: bytes, bounding: Bounding, weighting: Weighting,
+                    exclude: frozenset[str] = frozenset()) -> ItemWeights:
+        ...
+
+    @abstractmethod
+    def holder_counts(self, items: Sequence[str]) -> np.ndarray:
+        ...
+
+    @abstractmethod
+    def clipped_count_sums(self, items: Sequence[str], key: bytes, bounding: Bounding,
+                           max_count: int, l2_scale: int | None = None) -> np.ndarray:
+        ...
+
+
+class SequenceData(UserData):
+    """User data held as each user's documents as runs of tokens (``Input.SEQUENCES``): every
+    backend's token corpora answer ``ngram_levels``."""
 
     __slots__ = ()
 
     @abstractmethod
     def ngram_levels(self, bounding: Bounding) -> NgramLevels:
         ...
-
-    def bounded_rows(self, key: bytes, bounding: Bounding) -> BoundedRows:
-        raise needs_item_sets()
-
-    def weight_sums(self, key: bytes, bounding: Bounding, weighting: Weighting,
-                    exclude: frozenset[str] = frozenset()) -> ItemWeights:
-        raise needs_item_sets()
-
-    def holder_counts(self, items: Sequence[str]) -> np.ndarray:
-        raise needs_item_sets()
-
-    def clipped_count_sums(self, items: Sequence[str], key: bytes, bounding: Bounding,
-                           max_count: int, l2_scale: int | None = None) -> np.ndarray:
-        raise needs_item_sets()
 
 
 def needs_sequences() -> ParameterError:
