@@ -1,5 +1,7 @@
-"""The Dask backend on a LocalCluster (2 worker processes) gives the local histograms and, with
-the same seeded randomness, the same releases."""
+"""The backends' conformance suite: the Dask backend on a LocalCluster (2 worker processes)
+answers every question of the user-data protocol (``bounding.ItemSetData``,
+``bounding.SequenceData`` and the n-gram levels) as the local backend does, and with the same
+seeded randomness gives the same releases, ``[counts]`` included."""
 
 import gzip
 from itertools import islice
@@ -11,8 +13,10 @@ import pytest
 pytest.importorskip("distributed")
 
 from dp_vocab import make_mechanism  # noqa: E402
-from dp_vocab.backends import LocalBackend  # noqa: E402
-from dp_vocab.bounding import MAX_ITEMS_PER_USER, Weighting  # noqa: E402
+from dp_vocab.backends import BACKENDS, Backend, LocalBackend, make_backend  # noqa: E402
+from dp_vocab.bounding import (MAX_ITEMS_PER_USER, Bounding, ItemSetData, Priority,  # noqa: E402
+                               SequenceData, Weighting)
+from dp_vocab.errors import ParameterError  # noqa: E402
 from dp_vocab.mechanisms.count_release import (DiscreteGaussianCounts, DiscreteLaplaceCounts,  # noqa: E402
                                      NormalisedGaussianCounts)
 from dp_vocab.backends.dask import DaskBackend  # noqa: E402
@@ -55,6 +59,158 @@ def both(part, cluster):
     extractor = ItemExtractor(RegexTokenizer())
     return (LocalBackend().load(JsonlReader(part), extractor),
             cluster.load(JsonlReader(part), extractor))
+
+
+# -- conformance: every question of the protocol, local == Dask ------------------------------
+def _same(a, b) -> bool:
+    """Equal, floats up to summation order (the partitions' sums are added by identity)."""
+    if isinstance(a, float) or isinstance(b, float):
+        return b == pytest.approx(a, rel=1e-12, abs=1e-12)
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return a == b
+
+
+def _rows(rows, bounding: Bounding) -> list:
+    """(item, own count, item hash) of each user's kept items, users in keyed order; within a
+    row in priority order when the bounding keeps it (GW), else by item."""
+    b, names = rows.bounded, rows.names_of(np.arange(rows.n_items))
+    out = []
+    for u in b.order.tolist():
+        s, e = int(b.indptr[u]), int(b.indptr[u + 1])
+        row = [(names[i], c, int(rows.hashes[i]))
+               for i, c in zip(b.items[s:e].tolist(), b.counts[s:e].tolist())]
+        out.append(row if bounding.ordered else sorted(row))
+    return out
+
+
+def _weights(w) -> dict:
+    return {n: (float(x), int(h)) for n, x, h in sorted(zip(w.names, w.weights.tolist(),
+                                                            w.hashes.tolist()))}
+
+
+def _refusal(ask):
+    with pytest.raises(ParameterError) as e:
+        ask()
+    return str(e.value)
+
+
+ITEMS = ["the", "college", "i", "class", "zz-held-by-nobody"]
+BOUNDINGS = {
+    "uniform": Bounding(5),
+    "own_count": Bounding(5, Priority.OWN_COUNT),
+    "gw_kt": Bounding(5, Priority.PUBLIC_RANK, ordered=True,
+                      public_rank={"the": 0, "i": 1, "college": 2}),
+    # the public list's cap on items outside it (wordfreq:en)
+    "outside_list": make_mechanism("policy_gaussian_public", epsilon=3.0, delta=1e-5,
+                                   max_items_per_user=5).bounding,
+}
+ITEM_SET_QUESTIONS = {
+    **{f"bounded_rows:{k}": (lambda d, b=b: _rows(d.bounded_rows(KEY, b), b))
+       for k, b in BOUNDINGS.items()},
+    **{f"weight_sums:{k}:{w.name}": (lambda d, b=b, w=w: _weights(d.weight_sums(KEY, b, w)))
+       for k, b in BOUNDINGS.items() for w in Weighting},
+    "weight_sums:exclude": lambda d: _weights(d.weight_sums(
+        KEY, BOUNDINGS["uniform"], Weighting.L2, frozenset({"the", "i", "zz-held-by-nobody"}))),
+    "holder_counts": lambda d: d.holder_counts(ITEMS).tolist(),
+    **{f"clipped_count_sums:{k}:{scale}": (
+        lambda d, b=b, scale=scale: d.clipped_count_sums(ITEMS, KEY, b, 2, scale).tolist())
+       for k, b in BOUNDINGS.items() for scale in (None, 100)},
+    "ngram_levels": lambda d: _refusal(lambda: d.ngram_levels(Bounding(5))),
+}
+
+LEVEL_CAP = Bounding(3, Priority.OWN_COUNT)
+
+
+def _level_rows(levels, n: int, bounding=None) -> list:
+    """(n-gram, own count) of each user's kept n-grams, users in the level key's order."""
+    grams, b = levels.level_rows(n, KEY, bounding)
+    return [sorted((grams[i], c) for i, c in zip(b.items[b.indptr[u]:b.indptr[u + 1]].tolist(),
+                                                 b.counts[b.indptr[u]:b.indptr[u + 1]].tolist()))
+            for u in b.order.tolist()]
+
+
+def _at_level_2(ask):
+    """``ask(levels)`` at level 2, the released level 1 set (public: the 150 words of most
+    weight locally)."""
+    def question(data, local_words):
+        levels = data.ngram_levels(Bounding(10))
+        levels.level_weights(1, KEY)
+        levels.set_released(1, local_words)
+        return ask(levels)
+    return question
+
+
+def _level_weights(levels, n: int, bounding=None) -> dict:
+    grams, w = levels.level_weights(n, KEY, bounding)
+    return dict(sorted(zip(grams, w.tolist())))
+
+
+SEQUENCE_QUESTIONS = {
+    "ngram_levels:level_weights": lambda d, _: _level_weights(d.ngram_levels(Bounding(10)), 1),
+    "ngram_levels:level_weights:capped": lambda d, _: _level_weights(
+        d.ngram_levels(Bounding(10)), 1, LEVEL_CAP),
+    "ngram_levels:level_rows": lambda d, _: _level_rows(d.ngram_levels(Bounding(10)), 1),
+    "ngram_levels:set_released:level_weights": _at_level_2(lambda lv: _level_weights(lv, 2)),
+    "ngram_levels:set_released:level_rows": _at_level_2(lambda lv: _level_rows(lv, 2, LEVEL_CAP)),
+    **{name: (lambda d, _, name=name: _refusal(
+        lambda: getattr(d, name)(*{"holder_counts": (ITEMS,), "weight_sums": (
+            KEY, Bounding(5), Weighting.L2), "clipped_count_sums": (ITEMS, KEY, Bounding(5), 2)
+           }.get(name, (KEY, Bounding(5))))))
+       for name in sorted(ItemSetData.__abstractmethods__)},
+}
+
+
+def test_the_conformance_questions_cover_the_protocol():
+    """Every method of both halves of the protocol, and of the n-gram levels, is asked."""
+    asked = {q.split(":")[0] for q in ITEM_SET_QUESTIONS}
+    assert asked == set(ItemSetData.__abstractmethods__) | {"ngram_levels"}
+    asked = {q.split(":")[0] for q in SEQUENCE_QUESTIONS}
+    assert asked == set(ItemSetData.__abstractmethods__) | set(SequenceData.__abstractmethods__)
+    level_methods = {p for q in SEQUENCE_QUESTIONS for p in q.split(":")[1:]} - {"capped"}
+    assert level_methods == {"level_weights", "level_rows", "set_released"}
+
+
+def test_every_backend_is_registered_and_loads_the_protocols_data(both, cluster):
+    assert BACKENDS == {"local": LocalBackend, "dask": type(cluster)}
+    assert all(issubclass(b, Backend) for b in BACKENDS.values())
+    assert isinstance(make_backend({}), LocalBackend)
+    with pytest.raises(ParameterError, match="'local', 'dask'"):
+        make_backend({"backend": "spark"})
+    assert all(isinstance(d, ItemSetData) for d in both)
+    assert LocalBackend().describe() == {"backend": "local"}
+    assert "private" in repr(both[1]) and "private" in repr(both[0])
+
+
+@pytest.mark.parametrize("question", list(ITEM_SET_QUESTIONS))
+def test_item_sets_answer_as_locally(both, question):
+    local, remote = both
+    a, b = ITEM_SET_QUESTIONS[question](local), ITEM_SET_QUESTIONS[question](remote)
+    assert a, "a question answered by nothing tests nothing"
+    assert _same(a, b)
+    if question.startswith(("bounded_rows", "holder", "clipped")) or ":COUNT" in question:
+        assert a == b   # integers: bit for bit
+
+
+@pytest.fixture(scope="module")
+def both_sequences(part, cluster):
+    extractor = ItemExtractor(RegexTokenizer())
+    local = LocalBackend().load(JsonlReader(part), extractor, sequences=True)
+    remote = cluster.load(JsonlReader(part), extractor, sequences=True)
+    grams, w = local.ngram_levels(Bounding(10)).level_weights(1, KEY)
+    words = sorted(grams[i] for i in np.argsort(-w, kind="stable")[:150].tolist())
+    return local, remote, words
+
+
+@pytest.mark.parametrize("question", list(SEQUENCE_QUESTIONS))
+def test_token_corpora_answer_as_locally(both_sequences, question):
+    local, remote, words = both_sequences
+    assert all(isinstance(d, SequenceData) for d in (local, remote))
+    a, b = SEQUENCE_QUESTIONS[question](local, words), SEQUENCE_QUESTIONS[question](remote, words)
+    assert a, "a question answered by nothing tests nothing"
+    assert _same(a, b)
 
 
 @pytest.mark.parametrize("name,extra", MECHS, ids=[m for m, _ in MECHS])
@@ -133,6 +289,29 @@ def test_counts_recipe_on_dask_writes_the_local_files(tmp_path, part, cluster):
     assert dask.record["composition"] == local.record["composition"]
 
 
+def test_private_bpe_on_dask_writes_the_local_files(tmp_path, part, cluster):
+    """A Hugging Face pre-tokenizer extracts inside the Dask workers (daemonic processes: no
+    pool of their own) and the [counts] stage's normalised sums are computed there: every file
+    is the local one, byte for byte."""
+    import json
+    overrides = {"run.seed": 5, "run.key": KEY.hex(), "paths.corpus": str(part),
+                 "export.vocab_size": 1000, "export.public_prior": None}   # a quicker export
+    run_recipe("private-bpe", tmp_path / "local", overrides=overrides)
+    run_recipe("private-bpe", tmp_path / "dask", overrides={
+        **overrides, "run.backend": "dask",
+        "run.scheduler_address": cluster.client.scheduler.address,
+        "run.send_private_data_unencrypted": True})
+
+    def files(root: Path) -> dict:   # recipe.cfg holds the [run] settings, which differ
+        out = {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+               if p.is_file() and p.name != "recipe.cfg"}
+        record = json.loads(out.pop("privacy.json"))
+        return {**out, "privacy.json": {k: v for k, v in record.items() if k != "backend"}}
+    local, dask = files(tmp_path / "local"), files(tmp_path / "dask")
+    assert "hf/tokenizer.json" in local and local["privacy.json"]["noisy_counts"]
+    assert dask == local
+
+
 def test_quickstart_on_dask_records_the_backend(tmp_path):
     res = run_recipe(RECIPE_DIR / "quickstart.cfg", tmp_path / "o",
                      overrides={"run.backend": "dask", "run.n_workers": 2})
@@ -156,7 +335,8 @@ def test_users_spread_over_several_files_are_grouped(tmp_path):
         remote = backend.load(JsonlReader(pattern), extractor)
         m = make_mechanism("count_gaussian", epsilon=2.0, delta=1e-5, max_items_per_user=30)
         assert m.histogram(local, KEY) == m.histogram(remote, KEY)
-        assert max(int(np.diff(its.indptr).max()) for its in backend.client.gather(remote.parts)) == 25
+        assert max(int(np.diff(p.itemsets.indptr).max())
+                   for p in backend.client.gather(remote.parts)) == 25
     finally:
         backend.close()
 
@@ -208,7 +388,7 @@ def test_fewer_users_than_partitions_and_empty_partitions(tmp_path):
     try:
         remote = backend.load(JsonlReader(path), extractor)
         assert len(remote.parts) == 2
-        assert sorted(its.n_users for its in backend.client.gather(remote.parts)) == [0, 1]
+        assert sorted(p.itemsets.n_users for p in backend.client.gather(remote.parts)) == [0, 1]
         for name in ("count_gaussian", "weighted_gaussian", "policy_gaussian"):
             m = make_mechanism(name, epsilon=3.0, delta=1e-5, max_items_per_user=2)
             assert m.histogram(local, KEY) == pytest.approx(m.histogram(remote, KEY), rel=1e-12)
@@ -249,17 +429,19 @@ def test_items_sharing_a_first_hash_stay_apart_when_merged():
     assert sorted(w.hashes.tolist()) == [5, 7, 7]
     # rows: partition a has users with order words 3 and 1, partition b one with word 2
     rows_a = (np.array([[3, 0, 0], [1, 0, 0]], np.uint64), np.array([2, 1]),
-              np.array([0, 1, 2], np.int32), ident)
+              np.array([0, 1, 2], np.int32), np.array([1, 2, 3], np.int32), ident)
     rows_b = (np.array([[2, 0, 0]], np.uint64), np.array([2]), np.array([0, 1], np.int32),
-              ident[[1, 0]])
+              np.array([4, 5], np.int32), ident[[1, 0]])
     merged = _MergedRows([rows_a, rows_b])
     names = ["x", "y", "z", "y", "x"]   # the strings behind both tables, in table order
     part, pos = merged.source(np.arange(len(merged.idents)))
     by_id = [names[int(merged.offsets[p] + i)] for p, i in zip(part.tolist(), pos.tolist())]
     b_ = merged.bounded
-    rows = [[by_id[i] for i in b_.items[b_.indptr[r]:b_.indptr[r + 1]]]
+    rows = [[(by_id[i], c) for i, c in zip(b_.items[b_.indptr[r]:b_.indptr[r + 1]],
+                                            b_.counts[b_.indptr[r]:b_.indptr[r + 1]].tolist())]
             for r in b_.order.tolist()]
-    assert rows == [["z"], ["y", "x"], ["x", "y"]]   # keyed order: words 1, 2, 3
+    # keyed order: words 1, 2, 3; each item with its own count
+    assert rows == [[("z", 3)], [("y", 4), ("x", 5)], [("x", 1), ("y", 2)]]
 
 
 def test_rows_tied_on_the_first_order_word_are_ordered_by_all_three():
@@ -267,9 +449,11 @@ def test_rows_tied_on_the_first_order_word_are_ordered_by_all_three():
     from dp_vocab.backends.dask import _MergedRows
     table = np.array([[1, 1], [2, 2]], dtype=np.uint64)
     full = [np.array([[5, 9, 0], [4, 0, 0]], np.uint64), np.array([[5, 3, 0]], np.uint64)]
+    ones = np.ones(2, np.int32)
     parts = [(full[0][:, 0].copy(), np.array([1, 1], np.int32), np.array([0, 1], np.int32),
-              table),
-             (full[1][:, 0].copy(), np.array([1], np.int32), np.array([1], np.int32), table)]
+              ones, table),
+             (full[1][:, 0].copy(), np.array([1], np.int32), np.array([1], np.int32), ones[:1],
+              table)]
     asked = []
     merged = _MergedRows(parts, lambda: asked.append(1) or full)
     assert asked == [1]
@@ -304,7 +488,7 @@ def test_one_file_read_in_shares_keeps_users_of_every_id_kind(tmp_path, cluster,
         remote = cluster.load(JsonlReader(path), extractor)
     # once for the whole load, as locally, not once per share (nor in the workers' logs)
     assert sum(issubclass(w.category, MixedUserIdWarning) for w in seen) == (ids == "mixed")
-    parts = cluster.client.gather(remote.parts)
+    parts = [p.itemsets for p in cluster.client.gather(remote.parts)]
     def kinds(user_ids):   # 7 and "7" are two users
         return sorted((type(u).__name__, str(u)) for u in user_ids)
     assert kinds(u for its in parts for u in its.user_ids) == kinds(local.user_ids)
@@ -328,7 +512,7 @@ def test_id_kinds_mixed_across_files_warn_once_on_dask(tmp_path, cluster):
             loaded = backend.load(JsonlReader(str(tmp_path / "*.jsonl")), extractor)
         assert [w.category for w in seen] == [MixedUserIdWarning]
         assert "1" not in str(seen[0].message)   # names no id
-    parts = cluster.client.gather(loaded.parts)
+    parts = [p.itemsets for p in cluster.client.gather(loaded.parts)]
     assert sorted(map(repr, (u for its in parts for u in its.user_ids))) == \
         sorted(["1", "2", "3", "'x'", "'y'", "'1'"])
 

@@ -19,12 +19,14 @@ from typing import Any
 import numpy as np
 
 from ..bounding.user_order import encode_user_ids
-from ..bounding import (Bounded, BoundedRows, Bounding, ItemWeights, fingerprints, keyed_order,
-                        user_keys)
+from ..bounding import (Bounded, BoundedRows, Bounding, ItemSetData, ItemWeights, SequenceData,
+                        fingerprints, keyed_order, user_keys)
 from ..ingest.corpora.readers import MIXED_ID_MESSAGE, MixedUserIdWarning
 from ..errors import ParameterError
-from ..data.itemsets import ItemSets, Vocabulary, needs_item_sets, needs_sequences
+from ..data.itemsets import ItemSets, Vocabulary
 from ..data.token_corpus import Gram, TokenCorpus
+from .base import Backend, register_backend
+from .settings import TLS_KEYS
 
 # Fixed, public SipHash keys (``fingerprints``), where nothing is secret
 # (which partition holds a user; a second item hash so that items are told apart by 128 bits)
@@ -49,7 +51,7 @@ class _Whole:
 
 def _loaded(pieces, reader) -> _Whole:
     """A file's (share's) pieces, with what its reader saw: id kinds, skipped lines."""
-    return _Whole(pieces, frozenset(getattr(reader, "_id_kinds", ())),
+    return _Whole(pieces, getattr(reader, "id_kinds", frozenset()),
                   (getattr(reader, "skipped", 0), tuple(getattr(reader, "skip_reasons", ()))))
 
 
@@ -84,24 +86,14 @@ def _file_readers(reader, n_shares: int) -> list:
     """One reader per input file (a copy with the same settings); a single JSONL file in
     ``n_shares`` shares of its lines (``corpora.line_range``), read on every worker at once;
     the reader itself when its input can't be split (a text folder, an in-memory frame)."""
-    import copy
-
     from ..ingest.corpora import JsonlReader, TextDirReader
     from ..ingest.corpora.line_range import split_offsets
     if isinstance(reader, TextDirReader) or not getattr(reader, "files", None):
         return [reader]
-    out = []
-    for f in reader.files:
-        r = copy.copy(reader)
-        r.files, r.path, r._id_kinds = [f], f, set()
-        out.append(r)
-    if len(out) == 1 and n_shares > 1 and isinstance(reader, JsonlReader):
-        whole = out.pop()
-        for share in split_offsets(whole.path, n_shares):
-            r = copy.copy(whole)
-            r._id_kinds, r.line_range = set(), share
-            out.append(r)
-    return out
+    if len(reader.files) == 1 and n_shares > 1 and isinstance(reader, JsonlReader):
+        path = reader.files[0]
+        return [reader.reading(path, share) for share in split_offsets(path, n_shares)]
+    return [reader.reading(f) for f in reader.files]
 
 
 def _user_parts(user_ids: list, n_parts: int, alone: bool) -> np.ndarray:
@@ -191,15 +183,14 @@ def _piece(pieces: _Whole, p: int) -> _Whole:
     return _Whole(pieces.value[p])
 
 
-class _Partition(ItemSets):
+class _Partition:
     """One partition's item sets and the identities of its vocabulary (``_identities``),
     hashed once where the partition is built."""
 
-    __slots__ = ("identities",)
+    __slots__ = ("itemsets", "identities")
 
     def __init__(self, its: ItemSets):
-        super().__init__(its.vocab, its._user_ids, its.indptr, its.items, its.counts,
-                         encoded_user_ids=its._encoded_user_ids)   # a column stays unlisted
+        self.itemsets = its
         self.identities = _identities(its.vocab.hashes(), its.vocab.strings)
 
 
@@ -248,12 +239,12 @@ def _an_occurrence(inverse: np.ndarray, n: int) -> np.ndarray:
     return where
 
 
-def _weights_of(its: _Partition, key: bytes, bounding: Bounding, weighting, exclude):
-    w = its.weight_sums(key, bounding, weighting, exclude)
+def _weights_of(part: _Partition, key: bytes, bounding: Bounding, weighting, exclude):
+    w = part.itemsets.weight_sums(key, bounding, weighting, exclude)
     names = list(w.names)
-    index = its.vocab.index
+    index = part.itemsets.vocab.index
     ids = np.fromiter((index[n] for n in names), dtype=np.int64, count=len(names))
-    return _Whole((names, its.identities[ids], w.weights))
+    return _Whole((names, part.identities[ids], w.weights))
 
 
 def _add_weights(parts: list) -> ItemWeights:
@@ -267,23 +258,22 @@ def _add_weights(parts: list) -> ItemWeights:
                        np.bincount(inverse, weights=weights, minlength=len(uniq)))
 
 
-def _rows_of(its: _Partition, key: bytes, bounding: Bounding):
+def _rows_of(part: _Partition, key: bytes, bounding: Bounding):
     """One partition's bounded rows as numbers only: the first of the users' order words (the
-    others only on a tie, ``_order_words_of``), row lengths, item ids and the identities of its
-    vocabulary (which the ids index)."""
-    b = its.bounded_rows(key, bounding)   # its order words: the users' keyed PRF values
+    others only on a tie, ``_order_words_of``), row lengths, item ids, own counts and the
+    identities of its vocabulary (which the ids index)."""
+    b = part.itemsets.bounded_rows(key, bounding)   # its order words: the users' keyed PRFs
     assert b.order_words is not None   # ItemSets.bounded_rows always sets them
     return _Whole((b.order_words[:, 0].copy(), np.diff(b.bounded.indptr).astype(np.int32),
-                   b.bounded.items, its.identities))
+                   b.bounded.items, b.bounded.counts, part.identities))
 
 
-def _order_words_of(its: ItemSets, key: bytes) -> _Whole:
-    return _Whole(user_keys(its.user_ids, key)[0])
+def _order_words_of(part: _Partition, key: bytes) -> _Whole:
+    return _Whole(user_keys(part.itemsets.user_ids, key)[0])
 
 
-def _strings_at(its: ItemSets, ids: np.ndarray) -> _Whole:
-    strings = its.vocab.strings
-    return _Whole([strings[i] for i in ids.tolist()])
+def _strings_at(part: _Partition, ids: np.ndarray) -> _Whole:
+    return _Whole(part.itemsets.vocab.strings_at(ids))
 
 
 class _MergedRows:
@@ -291,27 +281,28 @@ class _MergedRows:
     them all), items as ids into the sorted distinct identities (``idents``); ``source(ids)``
     tells, for each, a partition holding it and its position in that partition's table.
 
-    Each part: (order words, row lengths, item ids into the part's table, table of
-    identities). Order words are (n, 3), or only their first word (n,): then ``full_words()``
+    Each part: (order words, row lengths, item ids into the part's table, the users' own
+    counts of them, table of identities). Order words are (n, 3), or only their first word (n,): then ``full_words()``
     gives every part's (n, 3) words, asked for only when two users tie on the first word."""
 
     def __init__(self, parts: list, full_words=None):
         if not parts:
             parts = [(np.zeros((0, 3), np.uint64), np.zeros(0, np.int64),
-                      np.zeros(0, np.int32), np.zeros((0, 2), np.uint64))]
+                      np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros((0, 2), np.uint64))]
         words = np.concatenate([p[0] for p in parts])
         order = self._order(words, full_words)
         lengths = np.concatenate([p[1] for p in parts])
-        sizes = [len(p[3]) for p in parts]
+        sizes = [len(p[4]) for p in parts]
         self.offsets = np.zeros(len(parts) + 1, dtype=np.int64)
         np.cumsum(sizes, out=self.offsets[1:])
-        self.idents, inverse = _unique_rows(np.concatenate([p[3] for p in parts]))
+        self.idents, inverse = _unique_rows(np.concatenate([p[4] for p in parts]))
         self.found_at = _an_occurrence(inverse, len(self.idents))   # a row holding each item
         inverse = inverse.astype(np.int32)
         items = np.concatenate([inverse[off + p[2]] for off, p in zip(self.offsets, parts)])
         indptr = np.zeros(lengths.size + 1, dtype=np.int64)
         np.cumsum(lengths, out=indptr[1:])
-        self.bounded = Bounded(order, indptr, items, np.ones(items.size, dtype=np.int32))
+        counts = np.concatenate([p[3] for p in parts]).astype(np.int32)
+        self.bounded = Bounded(order, indptr, items, counts)
 
     @staticmethod
     def _order(words: np.ndarray, full_words) -> np.ndarray:
@@ -346,17 +337,19 @@ def _map(client, parts: list, fn, *args) -> list:
     return _unwrapped(client.gather([client.submit(fn, p, *args, pure=False) for p in parts]))
 
 
-def _holder_counts(its: ItemSets, items: list) -> _Whole:
-    return _Whole(its.holder_counts(items))
+def _holder_counts(part: _Partition, items: list) -> _Whole:
+    return _Whole(part.itemsets.holder_counts(items))
 
 
-def _clipped_count_sums(its: ItemSets, items: _Whole, key: bytes, bounding: Bounding,
+def _clipped_count_sums(part: _Partition, items: _Whole, key: bytes, bounding: Bounding,
                         max_count: int, l2_scale: int | None) -> _Whole:
-    return _Whole(its.clipped_count_sums(items.value, key, bounding, max_count, l2_scale))
+    return _Whole(part.itemsets.clipped_count_sums(items.value, key, bounding, max_count,
+                                                   l2_scale))
 
 
-class DaskUserItems:
-    """Item sets on the cluster (``bounding.UserData``): futures of one ItemSets per partition."""
+class DaskItemSets(ItemSetData):
+    """Item sets on the cluster (``bounding.ItemSetData``): futures of one ItemSets per
+    partition (with its items' identities), each user's items in exactly one."""
 
     def __init__(self, client, parts: list):
         self.client, self.parts = client, parts
@@ -403,11 +396,8 @@ class DaskUserItems:
             total += sums
         return total
 
-    def ngram_levels(self, bounding: Bounding):
-        raise needs_sequences()   # the same clear error as locally
-
     def __repr__(self) -> str:
-        return "<DaskUserItems (private data on the cluster)>"
+        return "<DaskItemSets (private data on the cluster)>"
 
 
 def _replayed(corpus: TokenCorpus, bounding: Bounding, released: list):
@@ -431,7 +421,8 @@ def _level_rows_of(corpus: TokenCorpus, bounding: Bounding, released: list, n: i
     ids, items = _used(rows.bounded.items, len(grams))   # only the grams some row keeps
     grams = [grams[i] for i in ids.tolist()]
     table = _identities(rows.hashes[ids], [corpus.joiner.join(g) for g in grams])
-    return _Whole((rows.order_words, np.diff(rows.bounded.indptr), items, table, grams))
+    return _Whole((rows.order_words, np.diff(rows.bounded.indptr), items, rows.bounded.counts,
+                   table, grams))
 
 
 def _add_dicts(parts):
@@ -458,20 +449,20 @@ class _DaskLevels:
 
     def level_rows(self, n: int, key: bytes, bounding: Bounding | None = None):
         """All users' level-n rows in keyed order, merged from the partitions as
-        ``DaskUserItems.bounded_rows`` merges item rows (users are whole in one partition)."""
+        ``DaskItemSets.bounded_rows`` merges item rows (users are whole in one partition)."""
         parts = self.data._map(_level_rows_of, self.bounding, self.released[:n - 1],
                                n, key, bounding)
-        merged = _MergedRows([p[:4] for p in parts])
-        grams = [g for p in parts for g in p[4]]
+        merged = _MergedRows([p[:5] for p in parts])
+        grams = [g for p in parts for g in p[5]]
         return [grams[i] for i in merged.found_at.tolist()], merged.bounded
 
     def set_released(self, n: int, grams: list[Gram]) -> None:
         self.released = self.released[:n - 1] + [list(grams)]
 
 
-class DaskSequences:
-    """Token sequences on the cluster (``bounding.UserData``): futures of one TokenCorpus per
-    partition."""
+class DaskSequences(SequenceData):
+    """Token sequences on the cluster (``bounding.SequenceData``): futures of one TokenCorpus
+    per partition, each user's documents in exactly one."""
 
     def __init__(self, client, parts: list, joiner: str):
         self.client, self.parts, self.joiner = client, parts, joiner
@@ -481,11 +472,6 @@ class DaskSequences:
 
     def ngram_levels(self, bounding: Bounding) -> _DaskLevels:
         return _DaskLevels(self, bounding)
-
-    def bounded_rows(self, *args, **kwargs):
-        raise needs_item_sets()
-
-    weight_sums = holder_counts = clipped_count_sums = bounded_rows
 
     def __repr__(self) -> str:
         return "<DaskSequences (private data on the cluster)>"
@@ -533,13 +519,20 @@ def _interrupt_deferred():
         raise KeyboardInterrupt
 
 
-class DaskBackend:
+@register_backend
+class DaskBackend(Backend):
     name = "dask"
+
+    @classmethod
+    def from_run(cls, run: dict) -> "DaskBackend":
+        return cls(scheduler_address=run.get("scheduler_address"),
+                   n_workers=run.get("n_workers", 2),
+                   tls={k: run[k] for k in TLS_KEYS if run.get(k) is not None})
 
     def __init__(self, scheduler_address: str | None = None, n_workers: int = 2,
                  tls: dict | None = None):
         """``tls``: ``tls_ca_file``, ``tls_cert`` and optionally ``tls_key`` (PEM files) for a
-        tls:// scheduler (``backends.check_run`` says which addresses a recipe may use)."""
+        tls:// scheduler (``settings.check_run`` says which addresses a recipe may use)."""
         try:
             from distributed import Client, LocalCluster
         except ImportError:
@@ -636,7 +629,7 @@ class DaskBackend:
             for _, (n, reasons) in notes:
                 reader.add_skipped(n, reasons)
         return DaskSequences(client, parts, extractor.joiner) if sequences else \
-            DaskUserItems(client, parts)
+            DaskItemSets(client, parts)
 
     def describe(self) -> dict:
         return {"backend": "dask",
@@ -656,4 +649,4 @@ class DaskBackend:
                 shutil.rmtree(self.scratch, ignore_errors=True)
 
 
-__all__ = ["DaskBackend", "DaskSequences", "DaskUserItems"]
+__all__ = ["DaskBackend", "DaskItemSets", "DaskSequences"]

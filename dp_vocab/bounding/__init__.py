@@ -15,6 +15,7 @@ mechanisms' proofs rely on (mechanisms/README.md):
 from __future__ import annotations
 
 import enum
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -22,6 +23,7 @@ from typing import Protocol
 import numpy as np
 
 from ..compiled import lazy_module
+from ..errors import ParameterError
 from .user_order import check_key, derive_key, fingerprints, keyed_order, user_keys, user_order
 
 _kernels = lazy_module("dp_vocab.bounding._kernels")   # numba: imported on first use
@@ -274,26 +276,30 @@ def normalised_contributions(counts: np.ndarray, indptr: np.ndarray, scale: int)
     return np.floor(scale * a / safe[rows] * (1.0 - 2.0 ** -40))
 
 
-class UserData(Protocol):
+class UserData(ABC):
     """What mechanisms need from user data, wherever it lives (memory, a Dask cluster).
 
-    Mechanisms call only these methods; every implementation computes them with the functions
-    of this module, so bounding is the same everywhere. Private: the results are pre-noise.
+    Mechanisms call only these methods. Every backend's data is an ``ItemSetData`` (it answers
+    the item-set questions) or a ``SequenceData`` (it answers ``ngram_levels``); asked the
+    other half, it says which input that needs. Each answers with the functions of this
+    module, so bounding is the same everywhere. Private: the results are pre-noise.
     """
+
+    __slots__ = ()
 
     def bounded_rows(self, key: bytes, bounding: Bounding) -> BoundedRows:
         """Every user's bounded row, for sequential policies."""
-        ...
+        raise needs_item_sets()
 
     def weight_sums(self, key: bytes, bounding: Bounding, weighting: Weighting,
                     exclude: frozenset[str] = frozenset()) -> ItemWeights:
         """Per-item sums of the users' weights over their bounded rows (items in ``exclude``
         removed before bounding); items with positive weight only."""
-        ...
+        raise needs_item_sets()
 
     def holder_counts(self, items: Sequence[str]) -> np.ndarray:
         """How many users hold each of ``items`` (float64)."""
-        ...
+        raise needs_item_sets()
 
     def clipped_count_sums(self, items: Sequence[str], key: bytes, bounding: Bounding,
                            max_count: int, l2_scale: int | None = None) -> np.ndarray:
@@ -302,16 +308,70 @@ class UserData(Protocol):
         separate count release over a released vocabulary (0 for an item nobody holds). With
         ``l2_scale`` S, each user's clipped counts a are replaced by ⌊S·a/‖a‖₂⌋ (integers,
         L2 norm ≤ S; ``normalised_contributions``)."""
-        ...
+        raise needs_item_sets()
 
     def ngram_levels(self, bounding: Bounding) -> NgramLevels:
         """Level-wise n-gram weights over token sequences."""
+        raise needs_sequences()
+
+
+class ItemSetData(UserData):
+    """User data held as each user's distinct items with own counts (``Input.ITEM_SETS``):
+    every backend's item sets answer these four questions."""
+
+    __slots__ = ()
+
+    @abstractmethod
+    def bounded_rows(self, key: bytes, bounding: Bounding) -> BoundedRows:
+        ...
+
+    @abstractmethod
+    def weight_sums(self, key: bytes, bounding: Bounding, weighting: Weighting,
+                    exclude: frozenset[str] = frozenset()) -> ItemWeights:
+        ...
+
+    @abstractmethod
+    def holder_counts(self, items: Sequence[str]) -> np.ndarray:
+        ...
+
+    @abstractmethod
+    def clipped_count_sums(self, items: Sequence[str], key: bytes, bounding: Bounding,
+                           max_count: int, l2_scale: int | None = None) -> np.ndarray:
         ...
 
 
-__all__ = ["Bounded", "normalised_contributions", "BoundedRows", "Bounding", "Input", "ItemWeights", "Listed", "NamesOf",
+class SequenceData(UserData):
+    """User data held as each user's documents as runs of tokens (``Input.SEQUENCES``): every
+    backend's token corpora answer ``ngram_levels``."""
+
+    __slots__ = ()
+
+    @abstractmethod
+    def ngram_levels(self, bounding: Bounding) -> NgramLevels:
+        ...
+
+
+def needs_sequences() -> ParameterError:
+    """The error for a level-wise n-gram mechanism given item sets."""
+    return ParameterError("mechanism input", "item sets",
+                          "token sequences (a level-wise n-gram mechanism reads each document "
+                          "as runs of tokens)", "Run it through a recipe, or build its input "
+                          "with dp_vocab.ingest.extract.extract_sequences(documents, extractor) "
+                          "from (user, text) pairs.")
+
+
+def needs_item_sets() -> ParameterError:
+    """The error for an item-set mechanism given token sequences."""
+    return ParameterError("mechanism input", "token sequences",
+                          "item sets (this mechanism counts each user's distinct items)",
+                          "Run it through a recipe, or build its input with "
+                          "dp_vocab.itemsets_from_frame(frame) or "
+                          "dp_vocab.ingest.extract.extract_itemsets(documents, extractor).")
+
+
+__all__ = ["Bounded", "normalised_contributions", "BoundedRows", "Bounding", "Input", "ItemSetData", "ItemWeights", "Listed", "NamesOf",
            "MAX_ITEMS_PER_USER",
-           "MISSING_RANK", "NgramLevels",
-           "Priority", "UserData", "Weighting", "bound", "canonical_order", "check_key",
+           "MISSING_RANK", "NgramLevels", "needs_item_sets", "needs_sequences",
+           "Priority", "SequenceData", "UserData", "Weighting", "bound", "canonical_order", "check_key",
            "string_ties", "derive_key", "fingerprints", "keyed_order", "user_keys", "user_order",
            "user_weights"]

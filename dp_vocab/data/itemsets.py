@@ -11,16 +11,18 @@ from collections.abc import Hashable, Iterable
 
 import numpy as np
 
-from ..bounding import (Bounding, BoundedRows, ItemWeights, NamesOf, NgramLevels, Weighting, bound,
+from ..bounding import (Bounding, BoundedRows, ItemSetData, ItemWeights, NamesOf, Weighting, bound,
                        fingerprints, normalised_contributions, string_ties, user_keys,
                        user_weights)
-from ..errors import CorpusError, ParameterError
+from ..errors import CorpusError
 from .builder import ItemRows, ItemRowsBuilder
 from .vocabulary import ITEM_HASH, Vocabulary, item_hashes  # noqa: F401 - the data's API
 
 
-class ItemSets:
-    """Per-user distinct items with the user's own frequency of each, as CSR arrays.
+class ItemSets(ItemSetData):
+    """Per-user distinct items with the user's own frequency of each, as CSR arrays, in this
+    process's memory: the local backend's item sets (``bounding.ItemSetData``; a Dask
+    partition is one too).
 
     ``indptr`` (int64, n_users+1), ``items`` (int32 ids, ascending within a row), ``counts``
     (int32, the user's number of occurrences), ``user_ids`` (original ids, row order).
@@ -155,29 +157,8 @@ class ItemSets:
         sums = np.bincount(b.items, weights=contrib, minlength=len(self.vocab) + 1)
         return np.rint(sums[ids]).astype(np.int64)
 
-    def ngram_levels(self, bounding: Bounding) -> NgramLevels:
-        raise needs_sequences()
-
     def __repr__(self) -> str:  # no private statistics in reprs that may end up in logs
         return "<ItemSets (private data)>"
-
-
-def needs_sequences() -> ParameterError:
-    """The error for a level-wise n-gram mechanism given item sets."""
-    return ParameterError("mechanism input", "item sets",
-                          "token sequences (a level-wise n-gram mechanism reads each document "
-                          "as runs of tokens)", "Run it through a recipe, or build its input "
-                          "with dp_vocab.ingest.extract.extract_sequences(documents, extractor) "
-                          "from (user, text) pairs.")
-
-
-def needs_item_sets() -> ParameterError:
-    """The error for an item-set mechanism given token sequences."""
-    return ParameterError("mechanism input", "token sequences",
-                          "item sets (this mechanism counts each user's distinct items)",
-                          "Run it through a recipe, or build its input with "
-                          "dp_vocab.itemsets_from_frame(frame) or "
-                          "dp_vocab.ingest.extract.extract_itemsets(documents, extractor).")
 
 
 def _checked_items(items, k: int) -> list[str]:

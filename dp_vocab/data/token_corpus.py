@@ -17,10 +17,10 @@ from collections import defaultdict
 import numpy as np
 
 from ..compiled import lazy_module
-from ..bounding import Bounded, BoundedRows, Bounding, Weighting, user_weights
+from ..bounding import Bounded, BoundedRows, Bounding, SequenceData, Weighting, user_weights
 from ..errors import ParameterError
 from .builder import TokenRuns, TokenRunsBuilder
-from .itemsets import ItemSets, needs_item_sets
+from .itemsets import ItemSets
 from .vocabulary import Vocabulary
 from ..privacy.noise import RandomSource, uniform_below
 
@@ -29,8 +29,10 @@ _kernels = lazy_module("dp_vocab.bounding._ngram_kernels")   # numba: imported o
 Gram = tuple[str, ...]   # an n-gram: its tokens
 
 
-class TokenCorpus:
-    """Token-id sequences by user, for level-wise n-gram mechanisms (DPNE).
+class TokenCorpus(SequenceData):
+    """Token-id sequences by user, for level-wise n-gram mechanisms (DPNE), in this process's
+    memory: the local backend's token corpus (``bounding.SequenceData``; a Dask partition is
+    one too).
 
     ``tokens`` (int32 ids into ``vocab``), ``seq_ptr`` (int64 offsets of sequences: a document,
     or a run of it between dropped over-long tokens), ``seq_user`` (int32 user row per sequence).
@@ -81,11 +83,6 @@ class TokenCorpus:
     # -- what mechanisms ask of user data (the ``bounding.UserData`` protocol) ------------------
     def ngram_levels(self, bounding: Bounding) -> "TokenLevels":
         return TokenLevels(self, bounding)
-
-    def bounded_rows(self, *args, **kwargs):
-        raise needs_item_sets()
-
-    weight_sums = holder_counts = clipped_count_sums = bounded_rows
 
     def __repr__(self) -> str:
         return "<TokenCorpus (private data)>"

@@ -48,7 +48,7 @@ _BLANK = r"^[\s\x1C-\x1F]*$"    # str.isspace() characters only (Python's strip(
 def jsonl_frames(reader) -> Iterator[tuple[object, object]]:
     """(users, texts) per chunk: polars Series when the chunk is parsed columnar, else a list of
     users and a Series of texts."""
-    for path, stream in reader._open():
+    for path, stream in reader.open_files():
         lineno = 0
         try:
             for first, chunk, over_long in _chunks(stream, reader.max_line_bytes):
@@ -142,7 +142,7 @@ def _fast(reader, chunk: bytes):
         return None
     if texts.str.contains(_BLANK).any():
         return None
-    reader._note_id_kind(0 if kind is int else "")
+    reader.note_id_kind(0 if kind is int else "")
     return users, texts
 
 

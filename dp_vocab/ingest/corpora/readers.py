@@ -139,7 +139,7 @@ class _Reader:
         # of a one-file input, ``corpora.line_range``); None: every line
         self.line_range: tuple[int, int | None] | None = None
 
-    def _open(self):
+    def open_files(self):
         """Yield (path, decompressed binary stream) for each input file, tracking progress."""
         for f in self.files:
             try:
@@ -181,11 +181,14 @@ class _Reader:
             yield lineno, line
 
     def too_long(self, lineno: int) -> None:
-        self._bad(f"line longer than max_line_bytes = {self.max_line_bytes} bytes; raise "
-                  f"max_line_bytes if such documents are expected", lineno)
+        self.report_bad(f"line longer than max_line_bytes = {self.max_line_bytes} bytes; raise "
+                        f"max_line_bytes if such documents are expected", lineno)
 
-    def _bad(self, message: str, line: int | None = None, field: str | None = None,
-             path: Path | None = None) -> None:
+    def report_bad(self, message: str, line: int | None = None, field: str | None = None,
+                   path: Path | None = None) -> None:
+        """A bad line (row) of the input: raised as a CorpusError naming the file, line and
+        field, or, with ``on_error = "skip"``, counted with its reason. ``message`` names the
+        value's kind only, never the value."""
         path = path or self._current or self.path
         if self.on_error == "raise":
             self._check_compressed_stream(line)
@@ -198,9 +201,26 @@ class _Reader:
 
     def add_skipped(self, n: int, reasons) -> None:
         """``n`` lines skipped elsewhere (a Dask worker's copy of this reader), and their
-        reasons, counted here as ``_bad`` counts its own (the first few reasons kept)."""
+        reasons, counted here as ``report_bad`` counts its own (the first few reasons kept)."""
         self.skipped += n
         self.skip_reasons.extend(list(reasons)[:max(_KEEP_REASONS - len(self.skip_reasons), 0)])
+
+    @property
+    def id_kinds(self) -> frozenset:
+        """The kinds of user id (int, str) read so far."""
+        return frozenset(self._id_kinds)
+
+    def reading(self, path: Path, line_range: tuple[int, int | None] | None = None):
+        """A reader with these settings of ``path`` (one of this reader's files) alone, or of
+        the lines starting in ``line_range`` (decompressed byte offsets, a share of it), with
+        nothing read or counted yet: a Dask worker's part of the input."""
+        import copy
+        part = copy.copy(self)
+        part.files, part.path, part.line_range = [path], path, line_range
+        part.skipped, part.skip_reasons, part._id_kinds = 0, [], set()
+        part._raw = part._stream = part._current = None
+        part._finished_bytes = 0
+        return part
 
     def _check_compressed_stream(self, line: int | None) -> None:
         """Before blaming a line of a compressed file, check the stream itself: a damaged
@@ -216,7 +236,8 @@ class _Reader:
                               f"damage shows at or before line {line}. Re-create or re-download "
                               f"the file", path=self._current) from None
 
-    def _note_id_kind(self, user) -> None:
+    def note_id_kind(self, user) -> None:
+        """Count ``user``'s kind of id (int, str): a warning once both kinds were read."""
         kind = int if isinstance(user, int) else str
         if kind not in self._id_kinds:
             self._id_kinds.add(kind)
@@ -240,20 +261,21 @@ class _Reader:
 
 def _check_text(reader: _Reader, text, field: str, line: int | None) -> str | None:
     if not isinstance(text, str):
-        reader._bad(f"expected a string, found {_kind(text)}", line, field)
+        reader.report_bad(f"expected a string, found {_kind(text)}", line, field)
         return None
     if not text.strip():
-        reader._bad("empty document (set on_error = \"skip\" to skip such lines)", line, field)
+        reader.report_bad("empty document (set on_error = \"skip\" to skip such lines)", line,
+                          field)
         return None
     return text
 
 
 def _check_user(reader: _Reader, user, field: str, line: int | None):
     if isinstance(user, bool) or not isinstance(user, (str, int)) or user == "":
-        reader._bad(f"expected a non-empty string or integer user id, found {_kind(user)}",
-                    line, field)
+        reader.report_bad(f"expected a non-empty string or integer user id, found {_kind(user)}",
+                          line, field)
         return None
-    reader._note_id_kind(user)
+    reader.note_id_kind(user)
     return user
 
 
@@ -276,7 +298,7 @@ class JsonlReader(_Reader):
                                                  maximum=2 ** 30)
 
     def __iter__(self) -> Iterator[tuple[object, str]]:
-        for path, stream in self._open():
+        for path, stream in self.open_files():
             lineno = 0
             try:
                 for lineno, line in self._lines(stream):
@@ -302,7 +324,7 @@ class JsonlReader(_Reader):
         try:   # one parse, at the same depth whether or not keys are watched
             obj = json.loads(line, object_pairs_hook=twice)
         except UnicodeDecodeError as e:
-            self._bad(f"not valid UTF-8 ({e.reason} at byte {e.start} of the line)", lineno)
+            self.report_bad(f"not valid UTF-8 ({e.reason} at byte {e.start} of the line)", lineno)
             return None
         except json.JSONDecodeError as e:
             if not line.strip():
@@ -311,27 +333,28 @@ class JsonlReader(_Reader):
             reason = e.msg.removesuffix(" at")   # "Invalid control character at"
             if reason == "Invalid control character" and not e.doc[e.pos:].strip():
                 reason = "string not closed before the end of the line"
-            self._bad(f"not valid JSON ({reason}, column {e.colno})", lineno)
+            self.report_bad(f"not valid JSON ({reason}, column {e.colno})", lineno)
             return None
         except ValueError:
-            self._bad("not valid JSON", lineno)
+            self.report_bad("not valid JSON", lineno)
             return None
         except RecursionError:
-            self._bad("JSON nested too deeply", lineno)
+            self.report_bad("JSON nested too deeply", lineno)
             return None
         if not isinstance(obj, dict):
-            self._bad(f"expected a JSON object, found {_kind(obj)}", lineno)
+            self.report_bad(f"expected a JSON object, found {_kind(obj)}", lineno)
             return None
         if twice is not None and twice.found:
-            self._bad("given twice in the object: JSON readers differ on which one counts "
-                      "(Python's json the last, others the first); keep one", lineno,
-                      twice.found[0])
+            self.report_bad("given twice in the object: JSON readers differ on which one counts "
+                            "(Python's json the last, others the first); keep one", lineno,
+                            twice.found[0])
             return None
         if uf not in obj:
-            self._bad("missing (set user_field to the key that holds the user id)", lineno, uf)
+            self.report_bad("missing (set user_field to the key that holds the user id)", lineno,
+                            uf)
             return None
         if tf not in obj:
-            self._bad("missing (set text_field to the key that holds the text)", lineno, tf)
+            self.report_bad("missing (set text_field to the key that holds the text)", lineno, tf)
             return None
         user = _check_user(self, obj[uf], uf, lineno)
         text = _check_text(self, obj[tf], tf, lineno) if user is not None else None
@@ -417,7 +440,7 @@ class CsvReader(_Reader):
                                                  maximum=2 ** 30)
 
     def __iter__(self) -> Iterator[tuple[object, str]]:
-        for path, stream in self._open():
+        for path, stream in self.open_files():
             try:
                 yield from self._rows(path, stream)
             except _DECOMPRESS_ERRORS as e:
@@ -433,7 +456,8 @@ class CsvReader(_Reader):
             try:
                 yield line.decode("utf-8-sig" if lineno == 1 else "utf-8")
             except UnicodeDecodeError as e:
-                self._bad(f"not valid UTF-8 ({e.reason} at byte {e.start} of the line)", lineno)
+                self.report_bad(f"not valid UTF-8 ({e.reason} at byte {e.start} of the line)",
+                                lineno)
                 yield "\n"
 
     def _rows(self, path, stream) -> Iterator[tuple[object, str]]:
@@ -467,20 +491,20 @@ class CsvReader(_Reader):
             except csv.Error as e:
                 if "unexpected end of data" in str(e):
                     # strict mode: the file ended inside a quoted field; nothing can follow
-                    self._bad("malformed CSV: a quoted field opened in the record starting "
-                              "here is never closed (unterminated quote)", start)
+                    self.report_bad("malformed CSV: a quoted field opened in the record starting "
+                                    "here is never closed (unterminated quote)", start)
                     break
                 if "field larger than field limit" in str(e):
-                    self._bad(f"a field longer than max_line_bytes = {self.max_line_bytes} "
-                              f"bytes (often an unbalanced quote); raise max_line_bytes if "
-                              f"such documents are expected", start)
+                    self.report_bad(f"a field longer than max_line_bytes = {self.max_line_bytes} "
+                                    f"bytes (often an unbalanced quote); raise max_line_bytes if "
+                                    f"such documents are expected", start)
                     continue
-                self._bad(f"malformed CSV ({e})", start)
+                self.report_bad(f"malformed CSV ({e})", start)
                 continue
             if not row:
                 continue
             if len(row) != len(header):
-                self._bad(f"expected {len(header)} columns, found {len(row)}", start)
+                self.report_bad(f"expected {len(header)} columns, found {len(row)}", start)
                 continue
             user = _check_user(self, row[ui], self.user_field, start)
             text = _check_text(self, row[ti], self.text_field, start) \
@@ -529,11 +553,11 @@ class TextDirReader(_Reader):
         except _DECOMPRESS_ERRORS as e:
             if isinstance(e, OSError) and e.errno is not None:  # permissions, I/O
                 raise CorpusError(f"cannot read ({e.strerror})", path=p) from None
-            self._bad(f"the compressed stream is corrupt ({_decompress_reason(e)})", path=p)
+            self.report_bad(f"the compressed stream is corrupt ({_decompress_reason(e)})", path=p)
             return None
         if len(data) > limit:
-            self._bad(f"file longer than max_file_bytes = {limit} bytes; raise max_file_bytes "
-                      f"if such documents are expected", path=p)
+            self.report_bad(f"file longer than max_file_bytes = {limit} bytes; raise "
+                            f"max_file_bytes if such documents are expected", path=p)
             return None
         return data
 
@@ -560,9 +584,9 @@ class TextDirReader(_Reader):
                 text = data.decode("utf-8-sig")
             except UnicodeDecodeError as e:
                 line = data[:e.start].count(b"\n") + 1
-                self._bad(f"not valid UTF-8 ({e.reason})", line, path=p)
+                self.report_bad(f"not valid UTF-8 ({e.reason})", line, path=p)
                 continue
             if not text.strip():
-                self._bad("empty document (set on_error = \"skip\" to skip it)", path=p)
+                self.report_bad("empty document (set on_error = \"skip\" to skip it)", path=p)
                 continue
             yield user, text

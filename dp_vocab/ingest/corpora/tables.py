@@ -301,15 +301,15 @@ def check_columns(reader: _TableReader, batch, first_row: int, path):
             row = first_row + i + 1
             if bad_user[i]:
                 found = "null" if users[i] is None else "an empty string"
-                reader._bad(f"expected a non-empty string or integer user id, found {found}",
-                            row, uf, path=path)
+                reader.report_bad(f"expected a non-empty string or integer user id, found {found}",
+                                  row, uf, path=path)
             else:
                 found = "null" if texts[i] is None else "an empty string" if texts[i] == "" \
                     else "only whitespace"
-                reader._bad(f"empty document, found {found}", row, tf, path=path)
+                reader.report_bad(f"empty document, found {found}", row, tf, path=path)
         keep = ~bad
         users, texts = users.filter(keep), texts.filter(keep)
     if not len(users):
         return None
-    reader._note_id_kind(0 if users.dtype == pl.Int64 else "")
+    reader.note_id_kind(0 if users.dtype == pl.Int64 else "")
     return users, texts.rename("text")

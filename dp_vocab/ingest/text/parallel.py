@@ -2,7 +2,8 @@
 
 Documents go to a pool of worker processes in batches and the results come back in input order,
 so the items (and their first-seen order) are exactly the serial ones. A small corpus, one core,
-or an extractor that cannot be sent to another process (a lambda) stays serial. In-flight
+an extractor that cannot be sent to another process (a lambda), or a process that may not
+start one (a Dask worker: a daemonic process has no children) stays serial. In-flight
 batches are bounded, so memory does not grow with the corpus.
 """
 
@@ -34,6 +35,11 @@ def _runs(texts: list[str]) -> list[list[list[str]]]:
 
 
 def workers() -> int:
+    """The processes a pool may use here: 1 (serial) inside a daemonic process, such as a Dask
+    worker, which multiprocessing refuses to let start children."""
+    import multiprocessing as mp
+    if mp.current_process().daemon:
+        return 1
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
         (os.cpu_count() or 1)
 
