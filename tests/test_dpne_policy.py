@@ -78,34 +78,6 @@ def test_policy_changes_only_the_weights_not_the_record_shape():
             assert " ".join(parts[:-1]) in released and " ".join(parts[1:]) in released
 
 
-def test_backends_without_level_rows_refuse_the_policy_clearly():
-    """A backend whose levels offer only level_weights (the Dask levels today) gets a
-    ParameterError naming the parameters, not an AttributeError."""
-    import pytest
-
-    from dp_vocab.errors import ParameterError
-
-    class WeightsOnly:
-        joiner = " "
-
-        def __init__(self, levels):
-            self.level_weights, self.set_released = levels.level_weights, levels.set_released
-
-    class Data:
-        def __init__(self, c):
-            self.c = c
-
-        def ngram_levels(self, bounding):
-            return WeightsOnly(self.c.ngram_levels(bounding))
-
-    data = Data(corpus([(f"u{i}", "a b c") for i in range(30)]))
-    for extra in ({"policy": "l2_descent"}, {"max_ngrams_per_user": 3}):
-        m = make_mechanism("dpne", epsilon=4, delta=1e-5, max_n=2, **extra)
-        with pytest.raises(ParameterError, match="backend"):
-            m.release(data, random=RandomSource(1))
-    make_mechanism("dpne", epsilon=4, delta=1e-5, max_n=2).release(data, random=RandomSource(1))
-
-
 PUBLIC_WORDS = ["a", "b", "x"]   # "x": public, held by nobody
 
 

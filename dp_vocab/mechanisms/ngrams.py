@@ -197,12 +197,6 @@ class DPNE(Mechanism):
         """Level n's positive weights: the users' 1/√k sums, or the L2-descent policy over
         their capped rows in the level key's order with cutoff Γ_n = ρ_n + α·σ_n."""
         own = () if self._bounding(n) == self._bounding(1) else (self._bounding(n),)
-        # backends that offer level_rows also take a per-level cap (bounding.NgramLevels)
-        if (own or self.policy != "weighted") and not hasattr(levels, "level_rows"):
-            raise ParameterError("dpne policy / max_ngrams_per_user",
-                                 f"{self.policy} / {self.max_ngrams_per_user}",
-                                 "policy 'weighted' without max_ngrams_per_user on this backend",
-                                 "Run with backend = \"local\", or drop those two parameters.")
         if self.policy == "weighted":
             return levels.level_weights(n, key, *own)
         grams, b = levels.level_rows(n, key, *own)
