@@ -158,7 +158,7 @@ def main() -> None:
             print(f"{name:18s} {ours:9.3f}s {'':>9s} {'':>6s} {'':>9s} {'':>8s} {'':>6s} "
                   f"{full:7.2f}s {len(rel):9,d}")
             continue
-        bounded = mech.bound(itemsets, key)
+        bounded = mech.bounded_sets(itemsets, key)
         t = time.perf_counter()
         mech._weights(bounded, len(itemsets.vocab))
         ours_upd = time.perf_counter() - t

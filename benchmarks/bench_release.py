@@ -108,7 +108,7 @@ def stages(policy, itemsets, repeats: int) -> list[tuple[str, float]]:
     vocab, bounding = itemsets.vocab, policy.bounding
     hashes, ties = vocab.hashes(), vocab.ties()
     words, seeds = b.user_keys(itemsets.user_ids, KEY)
-    bounded = b.bound(itemsets.indptr, itemsets.items, itemsets.counts, vocab.strings, hashes,
+    bounded = b.bound_sets(itemsets.indptr, itemsets.items, itemsets.counts, vocab.strings, hashes,
                       ties, (words, seeds), bounding)
     weights = policy._weights(bounded, len(vocab))
     cand = np.flatnonzero(weights > 0)

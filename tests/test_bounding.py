@@ -35,7 +35,7 @@ def test_items_sharing_a_hash_tie_by_their_strings(a_and_b_share_a_hash, name):
     for key in KEYS:
         kept = []
         for data in (with_x, without_x):
-            b = m.bound(data, key)
+            b = m.bounded_sets(data, key)
             row = data.user_ids.index("y")
             kept.append([data.vocab[int(i)] for i in b.items[b.indptr[row]:b.indptr[row + 1]]])
         assert kept[0] == kept[1] == ["a"]   # "a" < "b": the strings decide

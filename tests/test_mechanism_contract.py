@@ -48,7 +48,7 @@ keys = st.binary(min_size=32, max_size=32)
 
 
 def bounded_sets(mech, itemsets, key):
-    b = mech.bound(itemsets, key)
+    b = mech.bounded_sets(itemsets, key)
     v = itemsets.vocab
     return {uid: [v[int(i)] for i in b.items[b.indptr[r]:b.indptr[r + 1]]]
             for r, uid in enumerate(itemsets.user_ids)}

@@ -112,7 +112,7 @@ def test_gw_refuses_the_published_uncapped_configuration():
 def test_gw_priority_is_own_frequency():
     d = ItemSets.from_user_items([("x", ["rare"] + ["often"] * 5 + ["mid"] * 2)])
     gw = make_mechanism("gw", epsilon=1, delta=1e-5, max_items_per_user=2)
-    b = gw.bound(d, b"k" * 32)
+    b = gw.bounded_sets(d, b"k" * 32)
     assert [d.vocab[int(i)] for i in b.items] == ["often", "mid"]
     assert gw.histogram(d, b"k" * 32) == {"often": 1.0, "mid": 0.0}
 
@@ -122,7 +122,7 @@ def test_gw_kt_priority_is_public_rank_then_own_frequency():
     d = ItemSets.from_user_items([("x", ["zzz"] * 9 + ["cat", "the", "qqq", "qqq"])])
     kt = make_mechanism("gw_kt", epsilon=1, delta=1e-5, max_items_per_user=4,
                         public_frequencies=public)
-    b = kt.bound(d, b"k" * 32)
+    b = kt.bounded_sets(d, b"k" * 32)
     assert [d.vocab[int(i)] for i in b.items] == ["the", "cat", "zzz", "qqq"]
 
 

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..bounding.user_order import encode_user_ids
-from ..bounding import (Bounded, BoundedRows, Bounding, ItemSetData, ItemWeights, SequenceData,
+from ..bounding import (BoundedSets, BoundedRows, Bounding, ItemSetData, ItemWeights, SequenceData,
                         fingerprints, keyed_order, user_keys)
 from ..ingest.corpora.readers import MIXED_ID_MESSAGE, MixedUserIdWarning
 from ..errors import ParameterError
@@ -302,7 +302,7 @@ class _MergedRows:
         indptr = np.zeros(lengths.size + 1, dtype=np.int64)
         np.cumsum(lengths, out=indptr[1:])
         counts = np.concatenate([p[3] for p in parts]).astype(np.int32)
-        self.bounded = Bounded(order, indptr, items, counts)
+        self.bounded = BoundedSets(order, indptr, items, counts)
 
     @staticmethod
     def _order(words: np.ndarray, full_words) -> np.ndarray:

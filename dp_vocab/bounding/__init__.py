@@ -97,7 +97,7 @@ _NO_RANK = np.zeros(1, dtype=np.int64)
 
 
 @dataclass(frozen=True)
-class Bounded:
+class BoundedSets:
     """Per-user capped item sets (CSR, same rows as the input) and the processing order."""
 
     order: np.ndarray    # int64 row indices, keyed-hash order
@@ -123,9 +123,9 @@ def string_ties(strings: Sequence[str], hashes: np.ndarray) -> np.ndarray:
 _NO_TIE = np.zeros(1, dtype=np.int64)
 
 
-def bound(indptr: np.ndarray, items: np.ndarray, counts: np.ndarray,
+def bound_sets(indptr: np.ndarray, items: np.ndarray, counts: np.ndarray,
           strings: Sequence[str], hashes: np.ndarray, ties: np.ndarray,
-          keys: tuple[np.ndarray, np.ndarray], bounding: Bounding) -> Bounded:
+          keys: tuple[np.ndarray, np.ndarray], bounding: Bounding) -> BoundedSets:
     """Keyed user order and per-user caps (``_kernels.bound_rows`` documents the priorities);
     ``ties`` from ``string_ties``, ``keys`` the users' (order words, seeds) from ``user_keys``."""
     words, seeds = keys
@@ -143,11 +143,11 @@ def bound(indptr: np.ndarray, items: np.ndarray, counts: np.ndarray,
     out_ptr, kept, kept_counts = _kernels.bound_rows(
         indptr, items, counts, seeds, hashes, ties, bounding.ranks(strings), bounding.max_items,
         int(bounding.priority), bounding.ordered)
-    return Bounded(order, out_ptr, kept, kept_counts, listed_ranks)
+    return BoundedSets(order, out_ptr, kept, kept_counts, listed_ranks)
     # bounded: int32 ids and own counts, CSR by user, ≤ Δ0 per row
 
 
-def user_weights(bounded: Bounded, n_items: int, weighting: Weighting) -> np.ndarray:
+def user_weights(bounded: BoundedSets, n_items: int, weighting: Weighting) -> np.ndarray:
     """Σ over users of the weighting's contribution to each item id (float64, n_items)."""
     lengths = np.diff(bounded.indptr)
     if weighting is Weighting.COUNT:
@@ -232,7 +232,7 @@ class BoundedRows:
     """All users' bounded rows; item ids index ``hashes``, and ``names_of(ids)`` gives their
     strings (fetched from where the data lives, for the candidates only)."""
 
-    bounded: Bounded
+    bounded: BoundedSets
     hashes: np.ndarray
     names_of: Callable[[np.ndarray], list[str]]
     order_words: np.ndarray | None = None   # (n_users, 3) uint64: merge rows held apart
@@ -255,7 +255,7 @@ class NgramLevels(Protocol):
         ...
 
     def level_rows(self, n: int, key: bytes, bounding: "Bounding | None" = None
-                   ) -> tuple[list[tuple[str, ...]], Bounded]:
+                   ) -> tuple[list[tuple[str, ...]], BoundedSets]:
         """Level n's candidates held by some user, and all users' bounded rows of them in
         keyed order (item ids index the list): for sequential policies over a level."""
         ...
@@ -369,9 +369,9 @@ def needs_item_sets() -> ParameterError:
                           "dp_vocab.ingest.extract.extract_itemsets(documents, extractor).")
 
 
-__all__ = ["Bounded", "normalised_contributions", "BoundedRows", "Bounding", "Input", "ItemSetData", "ItemWeights", "Listed", "NamesOf",
+__all__ = ["BoundedSets", "normalised_contributions", "BoundedRows", "Bounding", "Input", "ItemSetData", "ItemWeights", "Listed", "NamesOf",
            "MAX_ITEMS_PER_USER",
            "MISSING_RANK", "NgramLevels", "needs_item_sets", "needs_sequences",
-           "Priority", "SequenceData", "UserData", "Weighting", "bound", "canonical_order", "check_key",
+           "Priority", "SequenceData", "UserData", "Weighting", "bound_sets", "canonical_order", "check_key",
            "string_ties", "derive_key", "fingerprints", "keyed_order", "user_keys", "user_order",
            "user_weights"]

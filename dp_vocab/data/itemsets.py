@@ -11,7 +11,7 @@ from collections.abc import Hashable, Iterable
 
 import numpy as np
 
-from ..bounding import (Bounding, BoundedRows, ItemSetData, ItemWeights, NamesOf, Weighting, bound,
+from ..bounding import (Bounding, BoundedRows, ItemSetData, ItemWeights, NamesOf, Weighting, bound_sets,
                        fingerprints, normalised_contributions, string_ties, user_keys,
                        user_weights)
 from ..errors import CorpusError
@@ -122,7 +122,7 @@ class ItemSets(ItemSetData):
         encoded = self._encoded_user_ids   # with it, the ids are only counted (not listed)
         words, seeds = user_keys(self.user_ids if encoded is None else self._user_ids, key,
                                  encoded)
-        b = bound(self.indptr, self.items, self.counts, self.vocab.strings,
+        b = bound_sets(self.indptr, self.items, self.counts, self.vocab.strings,
                   hashes, self.vocab.ties(), (words, seeds), bounding)
         return BoundedRows(b, hashes, self.vocab.strings_at, words)
 

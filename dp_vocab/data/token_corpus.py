@@ -17,7 +17,7 @@ from collections import defaultdict
 import numpy as np
 
 from ..compiled import lazy_module
-from ..bounding import Bounded, BoundedRows, Bounding, SequenceData, Weighting, user_weights
+from ..bounding import BoundedSets, BoundedRows, Bounding, SequenceData, Weighting, user_weights
 from ..errors import ParameterError
 from .builder import TokenRuns, TokenRunsBuilder
 from .itemsets import ItemSets
@@ -233,7 +233,7 @@ class TokenLevels:
         return [prev[a] + last[b] for a, b in zip((keys // m).tolist(), (keys % m).tolist())]
 
     def level_rows(self, n: int, key: bytes,
-                   bounding: Bounding | None = None) -> tuple[list[Gram], Bounded]:
+                   bounding: Bounding | None = None) -> tuple[list[Gram], BoundedSets]:
         """Level n's candidates held by some user (present in the corpus), and every user's
         bounded row of them (≤ Δ0, level key ``key``) in keyed order; item ids index the list.
         ``bounding``: this level's cap, if not the levels' own."""

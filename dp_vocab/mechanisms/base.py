@@ -1,8 +1,8 @@
 """The interface every set-union mechanism follows, and the shared release path.
 
-release(D) = decisions( weights( policy( bound(D, key), order(key) ) ) ):
+release(D) = decisions( weights( policy( bound_sets(D, key), order(key) ) ) ):
   1. order(key): users sorted by PRF(key, user id)                (bounding/user_order.py)
-  2. bound: each user's set capped to Δ0 items with own randomness  (bounding: ``Bounding``)
+  2. bound_sets: each user's set capped to Δ0 items with own randomness  (bounding: ``Bounding``)
   3. weights: the mechanism's histogram over candidate items        (``weighting`` or a policy)
   4. decisions: item released iff ExactBernoulli(P(H[u] + Z > ρ))   (privacy/noise.py)
 
@@ -18,7 +18,7 @@ from typing import ClassVar, TypeVar, final
 
 import numpy as np
 
-from ..bounding import (MAX_ITEMS_PER_USER, Bounded, Bounding, Input, ItemWeights, NamesOf,
+from ..bounding import (MAX_ITEMS_PER_USER, BoundedSets, Bounding, Input, ItemWeights, NamesOf,
                         Priority, UserData, Weighting, canonical_order, check_key, user_weights)
 from ..privacy.accounting import Stage
 from ..privacy.noise import (RandomSource, bernoulli, gaussian_release_probability,
@@ -187,17 +187,17 @@ class Mechanism:
         return Bounding(self.max_items_per_user, Priority.RANDOM if self.sampling == "uniform"
                         else Priority.OWN_COUNT)
 
-    def bound(self, data: UserData, key: bytes) -> Bounded:
-        """Bounded rows in keyed order for ``key`` (tests, audits). Private."""
+    def bounded_sets(self, data: UserData, key: bytes) -> BoundedSets:
+        """Each user's bounded item set in keyed order for ``key`` (tests, audits). Private."""
         return data.bounded_rows(check_key(key), self.bounding).bounded
 
-    def _weights(self, bounded: Bounded, n_items: int) -> np.ndarray:
+    def _weights(self, bounded: BoundedSets, n_items: int) -> np.ndarray:
         """Pre-noise weight of every item id (float64, length n_items)."""
         if self.weighting is None:
             raise NotImplementedError
         return user_weights(bounded, n_items, self.weighting)
 
-    def _candidates(self, bounded: Bounded, weights: np.ndarray) -> np.ndarray:
+    def _candidates(self, bounded: BoundedSets, weights: np.ndarray) -> np.ndarray:
         if self.support is Support.CAPPED:
             mask = np.zeros(weights.size, dtype=bool)
             mask[bounded.items] = True

@@ -25,7 +25,7 @@ from pathlib import Path
 from ..errors import CorpusError, ParameterError
 from ..privacy import calibrate
 from ..privacy.params import check_nonnegative, check_real
-from ..bounding import Bounded, Bounding, Priority
+from ..bounding import BoundedSets, Bounding, Priority
 from ..compiled import lazy_module
 from .base import Mechanism
 from .claim import Noise, Norm, Sensitivity, Support
@@ -86,7 +86,7 @@ class GW(Mechanism):
         """Own most frequent items first, kept in fill order (ties by public item hash)."""
         return Bounding(self.max_items_per_user, Priority.OWN_COUNT, ordered=True)
 
-    def _weights(self, bounded: Bounded, n_items):
+    def _weights(self, bounded: BoundedSets, n_items):
         return _kernels.greedy_fill(bounded.order, bounded.indptr, bounded.items, n_items,
                                     self.cutoff)
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..bounding import Bounded, ItemWeights, UserData, Weighting, check_key, derive_key
+from ..bounding import BoundedSets, ItemWeights, UserData, Weighting, check_key, derive_key
 from ..errors import ParameterError
 from ..privacy import calibrate
 from ..privacy.noise import RandomSource, bernoulli, gaussian_release_probability
@@ -89,7 +89,7 @@ class DPSIPS(Mechanism):
 
     weighting = Weighting.L2
 
-    def bound(self, data: UserData, key: bytes, r: int = 1) -> Bounded:
+    def bounded_sets(self, data: UserData, key: bytes, r: int = 1) -> BoundedSets:
         """Round r's bounded sets (tests, audits). Private."""
         return data.bounded_rows(self._round_key(check_key(key), r), self.bounding).bounded
 

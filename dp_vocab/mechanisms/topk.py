@@ -126,8 +126,8 @@ class TopK(Mechanism):
     def histogram(self, itemsets, key):
         return self.stage_a.histogram(itemsets, key)
 
-    def bound(self, itemsets, key):
-        return self.stage_a.bound(itemsets, key)
+    def bounded_sets(self, itemsets, key):
+        return self.stage_a.bounded_sets(itemsets, key)
 
     @property
     def support(self):
