@@ -35,7 +35,7 @@ SEED_CHAIN = 128
 def _batches(counts: Mapping[str, int], batch_chars: int = 1 << 20,
              chain: int = 1) -> Iterator[list[str]]:
     """Strings ``"u u u"`` holding each unit as many times as its count; with ``chain`` > 1,
-    runs of up to ``chain`` copies joined by ``SEED_BOUNDARY`` (``"u\0u\0u u\0u"``)."""
+    runs of up to ``chain`` copies joined by ``SEED_BOUNDARY`` (``"u\\0u\\0u u\\0u"``)."""
     batch: list[str] = []
     size = 0
     for unit, count in counts.items():
