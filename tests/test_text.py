@@ -4,7 +4,8 @@ import pytest
 
 from dp_vocab.errors import ParameterError
 from dp_vocab.ingest.text.items import ItemExtractor
-from dp_vocab.ingest.text.tokenizers import HFPreTokenizer, RegexTokenizer, SpacyTokenizer
+from dp_vocab.ingest.text.tokenizers import (HFPreTokenizer, RegexTokenizer, SpacyTokenizer,
+                                              script_parts)
 
 
 def test_regex_default_words_and_punctuation():
@@ -24,6 +25,23 @@ def test_spacy_and_hf_pre_tokenizers():
         HFPreTokenizer("sentencepiece")
     with pytest.raises(ParameterError, match="lang"):
         SpacyTokenizer("not-a-language")
+
+
+def test_metaspace_split_gives_each_unit_and_its_script_parts():
+    """A Metaspace unit that mixes scripts, digits and punctuation also yields its parts (the
+    pieces SentencePiece's trainer could learn from it); a unit of one part yields itself once."""
+    split = HFPreTokenizer("metaspace_split")
+    assert split("I'm at\n the end.  (Really)") == [
+        "▁I", "'", "m", "▁I'm", "▁at", "▁the", "▁end", ".", "▁end.",
+        "▁(", "Really", ")", "▁(Really)"]
+    assert HFPreTokenizer("metaspace")("I'm at\n the end.") == ["▁I'm", "▁at", "▁the", "▁end."]
+    # digits apart from letters and symbols; scripts apart; a combining mark stays on its base
+    assert script_parts("▁route66,") == ("▁route", "66", ",")
+    assert script_parts("▁$5.00") == ("▁$", "5", ".", "00")
+    assert script_parts("▁東京tower") == ("▁東京", "tower")
+    assert script_parts("▁ne\u0301") == ("▁ne\u0301",)
+    assert script_parts("▁") == ("▁",) and script_parts("word") == ("word",)
+    assert split.describe() == {"tokenizer": "hf_pre_tokenizer", "kind": "metaspace_split"}
 
 
 def test_normalisation():

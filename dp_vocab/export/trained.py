@@ -20,14 +20,31 @@ from collections.abc import Iterator, Mapping
 _SPACE = re.compile(r"\s")
 
 
-def _batches(counts: Mapping[str, int], batch_chars: int = 1 << 20) -> Iterator[list[str]]:
-    """Strings ``"u u u"`` holding each unit as many times as its count."""
+# tokenizers' Unigram trainer seeds its candidate pieces with the frequencies of substrings in
+# the distinct words it reads, each word once (characters are weighted by their counts). Raw
+# text holds many distinct words around a frequent piece ("▁I" in "▁It", "▁I'm", ...); a table
+# of released units holds few, so frequent pieces got seeds far below their characters' and
+# were pruned ("▁" + "I"). Each unit is read as runs of up to SEED_CHAIN copies joined by the
+# trainer's own sentence boundary, which no seed may span: substrings are then seeded with
+# their occurrences up to SEED_CHAIN, as SentencePiece seeds them over sentences, and the EM
+# counts every copy as before.
+SEED_BOUNDARY = "\0"
+SEED_CHAIN = 128
+
+
+def _batches(counts: Mapping[str, int], batch_chars: int = 1 << 20,
+             chain: int = 1) -> Iterator[list[str]]:
+    """Strings ``"u u u"`` holding each unit as many times as its count; with ``chain`` > 1,
+    runs of up to ``chain`` copies joined by ``SEED_BOUNDARY`` (``"u\\0u\\0u u\\0u"``)."""
     batch: list[str] = []
     size = 0
     for unit, count in counts.items():
         if count <= 0:
             continue
-        text = (unit + " ") * count
+        run = min(chain, count)
+        full, rest = divmod(count, run)
+        text = (SEED_BOUNDARY.join([unit] * run) + " ") * full + (
+            SEED_BOUNDARY.join([unit] * rest) + " " if rest else "")
         batch.append(text)
         size += len(text)
         if size >= batch_chars:
@@ -151,8 +168,12 @@ def train_model(model: str, counts: Mapping[str, int], vocab_size: int, special_
         return _wordpiece(counts, vocab_size, special_tokens, alphabet, unk_token,
                           prefix or "##")
     if model == "unigram":
-        return _unigram_in_order(_trained("unigram", counts, vocab_size, special_tokens,
-                                          alphabet, unk_token), special_tokens)
+        counts = {u: c for u, c in counts.items() if SEED_BOUNDARY not in u}
+        # the boundary is one of the trainer's characters (a place it holds, then dropped)
+        chained = any(c >= 2 for c in counts.values())
+        return _unigram_in_order(_trained("unigram", counts, vocab_size + chained,
+                                          special_tokens, alphabet, unk_token, SEED_CHAIN),
+                                 special_tokens)
     raise ValueError(f"no trainer for model {model!r}")
 
 
@@ -211,8 +232,10 @@ def _unigram_in_order(trained: dict, special_tokens: list[str]) -> dict:
             for k in range(i, j):
                 raw[k][1] = low
         i = j
+    # the boundary of the seed chains (_batches) is a trainer's character, not a piece; it is
+    # dropped only now, as a gap in a run of fillers would split the run in hash order
     vocab = [[p, score] for p, score in trained["vocab"] if p in special_tokens] + \
-        [[p, round(score, 6)] for p, score in raw]
+        [[p, round(score, 6)] for p, score in raw if p != SEED_BOUNDARY]
     head = [v for v in vocab if v[0] in special_tokens]
     rest = sorted((v for v in vocab if v[0] not in special_tokens), key=lambda v: (-v[1], v[0]))
     ordered = head + rest
@@ -222,7 +245,8 @@ def _unigram_in_order(trained: dict, special_tokens: list[str]) -> dict:
     return {**trained, "vocab": ordered, "unk_id": unk_id}
 
 
-def _trained(model: str, counts, vocab_size: int, special_tokens, alphabet, unk_token) -> dict:
+def _trained(model: str, counts, vocab_size: int, special_tokens, alphabet, unk_token,
+             chain: int = 1) -> dict:
     from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
     trainer: trainers.Trainer
@@ -238,7 +262,7 @@ def _trained(model: str, counts, vocab_size: int, special_tokens, alphabet, unk_
         empty = models.Unigram()
     tok = Tokenizer(empty)
     tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    tok.train_from_iterator(_batches(counts), trainer=trainer)
+    tok.train_from_iterator(_batches(counts, chain=chain), trainer=trainer)
     return json.loads(tok.to_str())["model"]
 
 
