@@ -3,7 +3,7 @@
 Importing numba and loading its first kernel take a noticeable while (numba loads its typing
 and lowering registries, scipy.linalg among them), all holding the GIL. A run
 starts reading its corpus on background threads first and loads the kernels while the first
-batch of documents is read and tokenized (``extraction._columnar_itemsets``), so nothing that
+batch of documents is read and tokenized (``ingest.extract._columnar_itemsets``), so nothing that
 runs before (imports, the recipe's plan) may import numba: the kernel modules are reached
 through ``lazy_module``. ``tests/test_architecture.py`` checks that a plan leaves numba
 unimported.

@@ -153,7 +153,7 @@ def _load_itemsets(reader, extractor, n_parts: int, alone: bool) -> _Whole:
 
 def _id_column(ids: list):
     """User ids as a polars column when they are all strings or all integers (the partition
-    numbers them in polars, ``extraction._Users``), else the list itself."""
+    numbers them in polars, ``data.builder.UserRows``), else the list itself."""
     import polars as pl
     kinds = {type(u) for u in ids}
     if kinds == {str} or kinds == {int}:

@@ -149,7 +149,7 @@ class ColumnarExtractor:
         ex = self.extractor
         df = self.tokens(texts)
         brk = pl.col("tok").str.len_chars() > ex.max_length
-        for ch in ex._joiner_chars:   # runs are joined (n-grams, DPNE's levels)
+        for ch in ex.joiner_chars:   # runs are joined (n-grams, DPNE's levels)
             brk = brk | pl.col("tok").str.contains(ch, literal=True)
         df = df.with_columns(brk.alias("brk"))
         new_doc = pl.col("doc") != pl.col("doc").shift(1, fill_value=-1)

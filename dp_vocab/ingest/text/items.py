@@ -60,7 +60,7 @@ class ItemExtractor:
                 or _LONE_SURROGATE.search(joiner)):
             raise ParameterError("joiner", joiner, "a non-empty string without line breaks")
         self.joiner = joiner
-        self._joiner_chars = tuple(dict.fromkeys(joiner))
+        self.joiner_chars = tuple(dict.fromkeys(joiner))
         # the default pattern never matches whitespace, so never a line break: skip the check
         self.no_line_breaks = type(tokenizer) is RegexTokenizer and \
             tokenizer.pattern == DEFAULT_PATTERN
@@ -86,7 +86,7 @@ class ItemExtractor:
     def _breaks(self, token: str) -> bool:
         # any character of the joiner, not the joiner alone: with "::", "a:" + "b" and
         # "a" + ":b" would both join to "a:::b"
-        return len(token) > self.max_length or any(ch in token for ch in self._joiner_chars)
+        return len(token) > self.max_length or any(ch in token for ch in self.joiner_chars)
 
     def runs(self, text: str) -> list[list[str]]:
         """Normalised tokens of one document, split where an over-long token or a token
