@@ -7,7 +7,9 @@ previous level, so it is a Gaussian mechanism over a public domain: every candid
 zero weights included. We do that exactly, where the published code approximates: |C_n| is
 counted exactly (a join of S_{n−1} with itself on the overlapping (n−2)-gram) and the released
 zero-weight candidates are K ~ Binomial(|C_n| − |supp W_n|, Φ(−ρ_n/σ_n)) uniform members of
-C_n \\ supp W_n.
+C_n \\ supp W_n. With ``level_fdr`` q the level is released instead by Benjamini-Hochberg at q
+over all of C_n (``level_fdr.level_bh``: the zero-weight candidates as one exact count), which
+bounds the expected share of each level's release that nobody holds by q (ngrams.md §3a).
 
 n-grams are tuples of tokens from end to end; they are joined into strings (``joiner``) only to
 hash and to output them. The extractor drops tokens that contain the joiner wherever it forms
@@ -34,6 +36,7 @@ from ..data.token_corpus import CandidateJoin, Gram
 from ..compiled import lazy_module
 from .base import Mechanism, Selection
 from .claim import Noise, Norm, Sensitivity
+from .level_fdr import check_level_fdr, level_bh, total_shares
 
 _kernels = lazy_module("dp_vocab.mechanisms._kernels")   # numba: imported on first use
 
@@ -58,7 +61,12 @@ class DPNE(Mechanism):
       mechanism with σ*: (ε, δ/2) on the common support;
     - level 1 threshold ρ_1 = max_{1≤t≤Δ0} [1/√t − σ_1Φ⁻¹(δ_t(δ/2))]: δ/2 for X's unigrams;
     - level n ≥ 2 runs over the public domain C_n (all candidates noised), so it spends no δ;
-      ρ_n = σ_n Φ⁻¹(1 − η·min(|S_{n−1}|/|C_n|, 1)) only sets the expected spurious count;
+      its rule is post-processing of the level's Gaussian vector over C_n: either the threshold
+      ρ_n = σ_n Φ⁻¹(1 − η·min(|S_{n−1}|/|C_n|, 1)), which sets the expected spurious count, or
+      (``level_fdr`` q) Benjamini-Hochberg at q over C_n (adaptive with ``level_fdr_lambda``
+      = ½, with a whole-release term ``total_fdr`` Q), whose expected share of zero-weight
+      n-grams in each level is ≤ q given the earlier levels (ngrams.md §3a), and in the whole
+      release ≤ Q (§3c); ρ_n then only anchors the L2-descent cutoff;
     - ``policy="l2_descent"``: each level's weights come from Policy Gaussian (L2-descent in
       the order of a per-level key, cutoff Γ_n = ρ_n + α·σ_n) over the level's candidates;
       ℓ2-contraction keeps L2 sensitivity 1 per level for the same key, so all of the above
@@ -85,6 +93,12 @@ class DPNE(Mechanism):
     alpha: float = 5.0
     # Δ0 of the levels n ≥ 2 (their threshold does not depend on it); None: max_items_per_user
     max_ngrams_per_user: int | None = None
+    # levels n ≥ 2 by Benjamini-Hochberg over C_n at this false-discovery rate (None: by ρ_n)
+    level_fdr: float | None = None
+    # Storey-adaptive BH at levels n ≥ 2 (λ = ½ only: drawn exactly by counting random bits)
+    level_fdr_lambda: float | None = None
+    # a bound on the whole release's expected false-discovery share, spent over levels 2..T
+    total_fdr: float | None = None
     sigma_star: float = field(init=False)
     level_sigmas: tuple[float, ...] = field(init=False)
 
@@ -101,6 +115,24 @@ class DPNE(Mechanism):
                 self.max_ngrams_per_user, "max_ngrams_per_user",
                 maximum=MAX_ITEMS_PER_USER))
         self._set("budget_split", self._check_split(self.budget_split))
+        q, lam, total = check_level_fdr(self.level_fdr, self.level_fdr_lambda, self.total_fdr)
+        self._set("level_fdr", q)
+        self._set("level_fdr_lambda", lam)
+        self._set("total_fdr", total)
+
+    @property
+    def level1_fdr(self) -> float:
+        """Level 1's bound on its expected share of n-grams nobody holds: 0, as it releases
+        only held unigrams (a public list's BH charges its rate: ``DPNEPublic``)."""
+        return 0.0
+
+    @property
+    def level_total_fdrs(self) -> tuple[float, ...] | None:
+        """Q_2..Q_T, the whole-release bound ``total_fdr`` less level 1's charge, from a running
+        remainder (ngrams.md §3c); None without ``total_fdr``."""
+        if self.total_fdr is None:
+            return None
+        return total_shares(self.total_fdr, self.level1_fdr, self.max_n - 1)
 
     def _check_split(self, split):
         """'uniform', a geometric base or max_n shares; bounded so that every σ_n is finite
@@ -155,12 +187,27 @@ class DPNE(Mechanism):
         extra = {"policy": self.policy, "alpha": self.alpha} if self.policy != "weighted" else {}
         if self.max_ngrams_per_user is not None:
             extra["max_ngrams_per_user"] = self.max_ngrams_per_user
+        if self.level_fdr is not None:
+            extra.update({"level_fdr": self.level_fdr, "level_fdr_lambda": self.level_fdr_lambda,
+                          "total_fdr": self.total_fdr})
         return {**super().params(), "max_n": self.max_n, "eta": self.eta,
                 "budget_split": self.budget_split, **extra}
 
     def privacy(self):
         extra = {"cutoff": self.threshold + self.alpha * self.noise_scale,
                  "level_cutoffs": "rho_n + alpha * sigma_n"} if self.policy != "weighted" else {}
+        if self.level_fdr is not None:
+            how = ("adaptive (Storey-type, λ = 0.5) Benjamini-Hochberg"
+                   if self.level_fdr_lambda is not None else "Benjamini-Hochberg")
+            extra["level_release"] = (
+                f"levels n >= 2: {how} at false-discovery rate {self.level_fdr:g} per level "
+                "over every candidate of C_n (zero weights included), post-processing of the "
+                "level's Gaussian vector; eta only anchors the L2-descent cutoff")
+            if self.level_total_fdrs is not None:
+                extra["level_total_fdrs"] = list(self.level_total_fdrs)
+                extra["whole_release_fdr"] = (
+                    f"expected share of n-grams nobody holds in the whole release <= "
+                    f"{self.total_fdr:g} (level 1: {self.level1_fdr:g})")
         return {**super().privacy(), "level_sigmas": list(self.level_sigmas),
                 "composed_sigma": self.sigma_star, **extra}
 
@@ -236,6 +283,25 @@ class DPNE(Mechanism):
         keep = bernoulli(gaussian_release_probability(w, rho, sigma), random)
         return [g for g, k in zip(grams, keep.tolist()) if k]
 
+    def _decide_level(self, n: int, grams: list[Gram], w: np.ndarray, rho: float, sigma: float,
+                      join: CandidateJoin, released_before: int,
+                      random: RandomSource) -> list[Gram]:
+        """Level n ≥ 2's decisions over C_n (held candidates in item-hash order): by ρ_n, or by
+        BH at ``level_fdr`` with the ``released_before`` earlier n-grams as r_n; then the
+        released zero-weight members of C_n, a uniform subset of the drawn size."""
+        zero_weight = join.size - len(grams)
+        if self.level_fdr is None:
+            keep = bernoulli(gaussian_release_probability(w, rho, sigma), random)
+            p0 = float(gaussian_release_probability(np.zeros(1), rho, sigma)[0])
+            k = binomial(zero_weight, p0, random)
+        else:
+            totals = self.level_total_fdrs
+            keep, k = level_bh(w, join.size, sigma, self.level_fdr, random,
+                               total=None if totals is None else totals[n - 2],
+                               others=released_before, adaptive_lambda=self.level_fdr_lambda)
+        kept = [g for g, x in zip(grams, keep.tolist()) if x]
+        return kept + join.sample(k, set(grams), random)
+
     def _select(self, data: UserData, key: bytes, random: RandomSource) -> Selection:
         """Levels 1..T, each over the candidates the released level before allows."""
         levels = self.ngram_levels(data)
@@ -254,12 +320,8 @@ class DPNE(Mechanism):
             if join is None:
                 kept = self._decide_level1(grams, w, rho, sigma, random, join_str)
             else:
-                keep = bernoulli(gaussian_release_probability(w, rho, sigma), random)
-                kept = [g for g, k in zip(grams, keep.tolist()) if k]
-                # zero-weight members of the public domain C_n
-                p0 = float(gaussian_release_probability(np.zeros(1), rho, sigma)[0])
-                k = binomial(join.size - len(grams), p0, random)
-                kept += join.sample(k, set(grams), random)
+                kept = self._decide_level(n, grams, w, rho, sigma, join, len(released_all),
+                                          random)
             previous = sorted(kept)
             levels.set_released(n, previous)
             released_all += [join_str(g) for g in kept]

@@ -391,7 +391,8 @@ class DPNEPublic(PublicCutoffParameters, DPNE):
       the L2-descent policy, per-item cutoffs (public_cutoff + α)·σ_1 on P and ρ_1 + α·σ_1
       elsewhere; every item of P noised; P by (adaptive) weighted BH at q, the rest by
       ρ_1 = max_{t ≤ min(K, Δ0)} [1/√t − σ_1Φ⁻¹(δ_t(δ/2))] (δ/2 for X's unigrams outside P);
-    - levels n ≥ 2 unchanged (public candidates C_n from the released (n−1)-grams);
+    - levels n ≥ 2 unchanged (public candidates C_n from the released (n−1)-grams); with
+      ``total_fdr`` Q, level 1 is charged ``public_fdr`` of it (ngrams.md §3c);
     - guarantee: (ε, δ/2 + δ/2)-DP, the levels composing as one Gaussian with σ*.
 
     A list item holding a character of the joiner of the n-grams could also be released as an
@@ -410,6 +411,17 @@ class DPNEPublic(PublicCutoffParameters, DPNE):
         for name, value in {**checked_public(self, excluded),
                             **checked_cutoff(self, self.alpha)}.items():
             self._set(name, value)
+        if self.total_fdr is not None and not self.total_fdr > self.public_fdr:
+            raise ParameterError("total_fdr", self.total_fdr,
+                                 f"a rate above public_fdr ({self.public_fdr:g}), which level "
+                                 "1's public list spends of it (ngrams.md §3c)",
+                                 "Raise total_fdr, lower public_fdr, or set total_fdr to null.")
+
+    @property
+    def level1_fdr(self) -> float:
+        """Level 1's BH rate on the list bounds its expected share of unigrams nobody holds
+        (public.md §5, §9): the whole-release bound is charged that much."""
+        return self.public_fdr
 
     @property
     def max_lone_items(self) -> int:

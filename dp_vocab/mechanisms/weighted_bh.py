@@ -52,7 +52,7 @@ def band_weights(n_items: int, bands: Sequence[Sequence[float]]) -> np.ndarray:
     return raw * (n_items / total) if total > 0 else raw
 
 
-def _keep_with_log_probability(log_p: np.ndarray, random: RandomSource) -> np.ndarray:
+def keep_with_log_probability(log_p: np.ndarray, random: RandomSource) -> np.ndarray:
     """Exact Bernoulli(exp(log_p)) draws; a probability near 1 is drawn as its complement
     −expm1(log_p) so that its small complement keeps its relative accuracy."""
     if not np.isfinite(log_p[log_p != -np.inf]).all():   # fail closed on NaN / +inf
@@ -108,7 +108,7 @@ def weighted_bh(weights: np.ndarray, bh_weights: np.ndarray, sigma: float, fdr: 
     if adaptive_lambda is not None:
         lam = float(adaptive_lambda)
         log_now = log_cdf(np.full(alive.size, lam), alive)
-        below = _keep_with_log_probability(log_now, random)
+        below = keep_with_log_probability(log_now, random)
         null_weight = (w.max() + w[alive[~below]].sum()) / (m * (1.0 - lam))
         level, cap = fdr / null_weight, lam
         alive, log_before = alive[below], log_now[below]
@@ -116,7 +116,7 @@ def weighted_bh(weights: np.ndarray, bh_weights: np.ndarray, sigma: float, fdr: 
     while alive.size:
         c = np.minimum(w[alive] * (level * (k + other_discoveries) / m), cap)
         log_now = log_cdf(c, alive)
-        keep = _keep_with_log_probability(np.minimum(log_now - log_before, 0.0), random)
+        keep = keep_with_log_probability(np.minimum(log_now - log_before, 0.0), random)
         alive, log_before = alive[keep], log_now[keep]
         if alive.size >= k:
             break
@@ -125,4 +125,5 @@ def weighted_bh(weights: np.ndarray, bh_weights: np.ndarray, sigma: float, fdr: 
     return out
 
 
-__all__ = ["MAX_PUBLIC_ITEMS", "band_weights", "check_bands", "weighted_bh"]
+__all__ = ["MAX_PUBLIC_ITEMS", "band_weights", "check_bands", "keep_with_log_probability",
+           "weighted_bh"]

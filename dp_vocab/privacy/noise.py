@@ -198,6 +198,24 @@ def binomial(n: int, p: float, source: RandomSource) -> int:
             successes += 1
 
 
+
+def binomial_half(n: int, source: RandomSource) -> int:
+    """Binomial(n, 1/2), exact for any n < 2^62: the number of set bits among n uniform random
+    bits (the last word masked), drawn 2^26 bits at a time. ``binomial`` costs a draw per
+    success, n/2 of them here; this costs one 64-bit word per 64 trials."""
+    n = int(n)
+    if n >= 2 ** 62:
+        raise ValueError(f"binomial_half: n must be below 2^62, got {n}")
+    total, left = 0, max(n, 0)
+    while left > 0:
+        bits = min(left, 1 << 26)
+        words = source.words((bits + 63) // 64)
+        if bits % 64:
+            words[-1] &= np.uint64((1 << (bits % 64)) - 1)
+        total += int(np.bitwise_count(words).sum())
+        left -= bits
+    return total
+
 def gumbel(scale: float, n: int, source: RandomSource) -> np.ndarray:
     """n iid Gumbel(0, scale) values −scale·ln(−ln U), U uniform on (0, 1) with 53-bit
     resolution. Used only to rank candidates (one-shot top-k); never published."""
