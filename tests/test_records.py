@@ -92,6 +92,10 @@ CASES = {
     "dpne": lambda t: {"mechanism": mech("dpne", epsilon=3.0, max_n=2, eta=0.2)},
     "dpne_policy": lambda t: {"mechanism": mech("dpne", epsilon=3.0, max_n=2, eta=0.2,
                                                 policy="l2_descent")},
+    # level 2 by adaptive BH over C_2 with a whole-release term (ngrams.md §3a–§3c)
+    "dpne_bh": lambda t: {"mechanism": mech("dpne", epsilon=3.0, max_n=2, eta=0.2,
+                                            policy="l2_descent", level_fdr=0.3,
+                                            level_fdr_lambda=0.5, total_fdr=0.4)},
     # "a" is on the list, "b" is not and each user keeps 1 unigram outside it (the outside cap)
     "dpne_public": lambda t: {"mechanism": mech("dpne_public", epsilon=3.0, max_n=2, eta=0.2,
                                                 policy="l2_descent", public_items=["a", "zz"],
