@@ -44,14 +44,14 @@ def check_level_fdr(level_fdr: object, level_lambda: object,
                                allowed="null (levels n >= 2 by the eta threshold) or a "
                                        "false-discovery rate in (0, 0.5] per level, e.g. 0.012")
     if level_lambda is not None:
-        ok = (not isinstance(level_lambda, bool) and isinstance(level_lambda, (int, float))
-              and float(level_lambda) in LEVEL_LAMBDAS)
-        if not ok:
-            raise ParameterError("level_fdr_lambda", level_lambda,
-                                 "null (plain BH) or 0.5 (Storey-adaptive BH)",
-                                 "Other values of λ cannot be drawn exactly at the size of a "
-                                 "level's candidate set; use 0.5.")
-        level_lambda = float(level_lambda)
+        allowed = "null (plain BH) or 0.5 (Storey-adaptive BH)"
+        fix = ("Other values of λ cannot be drawn exactly at the size of a level's candidate "
+               "set; use 0.5.")
+        lam = check_real(level_lambda, "level_fdr_lambda", 0.0, 1.0, low_open=True,
+                         high_open=True, allowed=allowed, fix=fix)
+        if lam not in LEVEL_LAMBDAS:
+            raise ParameterError("level_fdr_lambda", level_lambda, allowed, fix)
+        level_lambda = lam
     if total_fdr is not None:
         total_fdr = check_real(total_fdr, "total_fdr", 0.0, MAX_FDR, low_open=True,
                                allowed="null (no whole-release bound) or a false-discovery "
