@@ -79,6 +79,11 @@ def summary_table(result) -> Table:
         d = p["public_domain"]
         t.add_row("public list", escape(f"{d['source']}, {d['items']:,} items, released at "
                                         f"false-discovery rate ≤ {rel.params['public_fdr']:g}"))
+    if rel.params.get("level_fdr") is not None:   # DPNE's levels n ≥ 2 by BH (ngrams.md §3a)
+        t.add_row("n-gram levels n ≥ 2", escape(
+            f"released at false-discovery rate ≤ {rel.params['level_fdr']:g} per level"
+            + (f", ≤ {rel.params['total_fdr']:g} over the release"
+               if rel.params.get("total_fdr") is not None else "")))
     if rel.counts is not None and rel.counts_info:
         c = rel.counts_info
         t.add_row("noisy counts", escape(f"{c['value']}; {c['noise']} noise, scale "
