@@ -68,6 +68,9 @@ def test_evaluate_cli_on_the_sample(tmp_path):
     # held-out n-gram columns for dpne only (NON-PRIVATE): shares, unigrams covered most
     assert all(0 < s["coverage_n2"] <= s["coverage_n1"] <= 1 and 0 <= s["next_word_suggested"]
                <= 1 for s in dpne)
+    # next to it, a NON-PRIVATE n-gram set of the same size per level (the most held n-grams)
+    assert all(0 <= s["next_word_suggested_nonprivate"] <= 1 for s in dpne)
+    assert "next word NP" in res.output
     assert not any("coverage_n1" in s for s in data["summary"] if s["mechanism"] != "dpne")
 
 
@@ -186,6 +189,21 @@ def test_ngram_coverage_on_held_out_users_by_hand():
     # words after the first: b c a b | a -> b (ab), c (bc), a (no: "c a" not released),
     # b (ab, cab), a (no): 3 of 5
     assert cov["next_word_suggested"] == pytest.approx(3 / 5)
+
+
+def test_nonprivate_same_size_takes_the_most_held_ngrams_per_level_by_hand():
+    from dp_vocab.research.heldout import nonprivate_same_size
+    from dp_vocab.ingest.extract import extract_sequences
+    from dp_vocab.ingest.text.items import ItemExtractor
+    from dp_vocab.ingest.text.tokenizers import RegexTokenizer
+    train = extract_sequences([("u1", "a b c a b"), ("u2", "c a"), ("u3", "c a b"),
+                               ("u4", "b c")], ItemExtractor(RegexTokenizer()))
+    # unigrams: c held by 4 users (a, b by 3) -> c; bigrams: "c a" by 3 users, "a b" by 2 with
+    # 3 occurrences, "b c" by 2 with 2 -> "c a", "a b"; trigrams: "c a b" by 2 (u1, u3)
+    assert nonprivate_same_size(train, [1, 2, 1, 0]) == ["c", "c a", "a b", "c a b"]
+    # no n-gram across two documents of a user
+    two = extract_sequences([("u1", "x y"), ("u1", "z")], ItemExtractor(RegexTokenizer()))
+    assert nonprivate_same_size(two, [0, 5]) == ["x y"]
 
 
 def test_held_out_split_of_token_sequences_is_by_user_and_disjoint():

@@ -24,7 +24,8 @@ import numpy as np
 
 from ..bounding import Input
 from ..errors import CorpusError, ParameterError
-from .heldout import NON_PRIVATE, VocabularyUtility, ngram_coverage, split_users
+from .heldout import (NON_PRIVATE, VocabularyUtility, ngram_coverage, nonprivate_same_size,
+                      split_users)
 from ..data.itemsets import ItemSets, Vocabulary
 from ..export.output_dir import atomic_output_dir, check_output_dir, write_json
 from ..version import __version__
@@ -72,6 +73,8 @@ class Evaluation:
         # a column only where measured: coverage is NaN without held-out users
         extra = [c for c in UTILITY_COLUMNS if any(f"{c}_mean" in r and r[f"{c}_mean"] ==
                                                    r[f"{c}_mean"] for r in self.summary)]
+        words = [c for c in ("next_word_suggested", "next_word_suggested_nonprivate")
+                 if any(c in r for r in self.summary)]   # n-gram mechanisms on held-out users
         parts = [t]
         if self.tokenizers:
             k = Table(title=f"[bold red]{NON_PRIVATE}[/] the recipe's tokenizer on held-out users "
@@ -81,17 +84,19 @@ class Evaluation:
             for r in tokenizer_rows(self):
                 k.add_row(*r)
             parts.append(k)
-        if not extra:
+        if not extra and not words:
             return Group(*parts) if len(parts) > 1 else t
         u = Table(title=f"[bold red]{NON_PRIVATE}[/] utility (means; tok/w NP: a non-private "
-                        f"vocabulary of the same size)")
-        for col in ("mechanism", "ε", "Δ0", *(_SHORT[c] for c in extra)):
+                        f"vocabulary of the same size; next word NP: the most held n-grams, "
+                        f"as many per level as released)")
+        for col in ("mechanism", "ε", "Δ0", *(_SHORT[c] for c in extra + words)):
             u.add_column(col, justify="right" if col != "mechanism" else "left",
                          overflow="fold")
         for row in self.summary:
             u.add_row(row["mechanism"], f"{row['epsilon']:g}", f"{row['max_items_per_user']:,}",
                       *(format_value(c, row[f"{c}_mean"]) if f"{c}_mean" in row else ""
-                        for c in extra))
+                        for c in extra),
+                      *(format_value(c, row[c]) if c in row else "" for c in words))
         return Group(*parts, u)
 
 
@@ -133,7 +138,8 @@ PUBLIC_PARAMS = ("public_frequencies", "lang", "public_items", "public_bands", "
 UTILITY_COLUMNS = ("true_items", "false_positives", "heldout_coverage", "tokens_per_word",
                    "tokens_per_word_nonprivate")
 _SHORT = {"true_items": "true", "false_positives": "FP", "heldout_coverage": "cover",
-          "tokens_per_word": "tok/w", "tokens_per_word_nonprivate": "tok/w NP"}
+          "tokens_per_word": "tok/w", "tokens_per_word_nonprivate": "tok/w NP",
+          "next_word_suggested": "next word", "next_word_suggested_nonprivate": "next word NP"}
 
 
 DEFAULT_MECHANISMS = ("weighted_gaussian", "policy_laplace", "policy_gaussian", "gw")
@@ -217,7 +223,15 @@ def _run_one(config: dict) -> dict:
         record.update(utility.measure(rel.items, tokenizers=utility.heldout.n_users > 0
                                       and config["repeat"] == 0))
     elif seq and held_seq is not None and held_seq.n_users:
-        record.update(ngram_coverage(rel.items, held_seq, getattr(mech, "max_n", 5)))
+        max_n = getattr(mech, "max_n", 5)
+        record.update(ngram_coverage(rel.items, held_seq, max_n))
+        # the same number of n-grams per level, the most held in training, without privacy
+        sizes = [0] * max_n
+        for g in rel.items:
+            sizes[len(g.split(itemsets.joiner)) - 1] += 1
+        same = nonprivate_same_size(itemsets, sizes)
+        record["next_word_suggested_nonprivate"] = ngram_coverage(
+            same, held_seq, max_n)["next_word_suggested"]
     return {**record, "_items": rel.items}
 
 
@@ -573,11 +587,15 @@ COLUMN_HELP = {
                                "that were released.",
     "next word suggested": "share of held-out words (after the first of a text) that a released "
                            "n-gram suggests from the words before it.",
+    "next word suggested, non-private": "the same for a non-private n-gram set of the same size "
+                                        "per level: the n-grams held by the most users in the "
+                                        "runs (ties by occurrences).",
 }
 _HEADS = {"true_items": "true items", "false_positives": "false positives",
           "heldout_coverage": "held-out coverage", "tokens_per_word": "tokens per word",
           "tokens_per_word_nonprivate": "tokens per word, non-private",
-          "next_word_suggested": "next word suggested"}
+          "next_word_suggested": "next word suggested",
+          "next_word_suggested_nonprivate": "next word suggested, non-private"}
 
 
 def format_value(column: str, value) -> str:
@@ -585,7 +603,7 @@ def format_value(column: str, value) -> str:
     with thousands separators, shares as percentages, tokens per word with 3 decimals."""
     if value is None or value != value:   # NaN: not measured
         return "–"
-    if column in ("heldout_coverage", "next_word_suggested") or column.startswith("coverage_n"):
+    if column == "heldout_coverage" or column.startswith(("coverage_n", "next_word")):
         return f"{100 * value:.1f}%"
     if column.startswith("tokens_per_word"):
         return f"{value:.3f}"

@@ -218,5 +218,40 @@ def ngram_coverage(items, held_out, max_n: int = 5) -> dict:
     return out
 
 
+def nonprivate_same_size(train, sizes) -> list[str]:
+    """NON-PRIVATE (evaluate and benchmarks only): per level n = 1, 2, …, the ``sizes[n − 1]``
+    n-grams of the training sequences held by the most users, ties by more occurrences, then
+    by the first position (an n-gram inside one sequence; identified by the 64-bit hash of
+    ``_position_hashes``). The n-gram set a reply-suggestion team would ship without privacy,
+    as large as the release per level."""
+    tokens = train.tokens
+    pos_user = np.repeat(train.seq_user, np.diff(train.seq_ptr)).astype(np.int64)
+    seq_end = np.repeat(train.seq_ptr[1:], np.diff(train.seq_ptr))
+    strings = train.vocab.strings
+    out: list[str] = []
+    for n, k in enumerate(sizes, 1):
+        m = tokens.size - n + 1
+        if k <= 0 or m <= 0:
+            continue
+        ok = np.flatnonzero(np.arange(m) + n <= seq_end[:m])
+        h = _position_hashes(tokens, n)[ok]
+        users = pos_user[ok]
+        order = np.lexsort((ok, users, h))         # by n-gram, then user, then position
+        hs, us = h[order], users[order]
+        new_gram = np.ones(hs.size, dtype=bool)
+        new_gram[1:] = hs[1:] != hs[:-1]
+        new_pair = new_gram.copy()
+        new_pair[1:] |= us[1:] != us[:-1]
+        starts = np.flatnonzero(new_gram)
+        gram_of = np.cumsum(new_gram) - 1
+        holders = np.bincount(gram_of[new_pair], minlength=starts.size)
+        occurrences = np.diff(np.append(starts, hs.size))
+        first = ok[order[starts]]
+        top = np.lexsort((first, -occurrences, -holders))[:k]
+        out += [train.joiner.join(strings[t] for t in tokens[p:p + n].tolist())
+                for p in first[top].tolist()]
+    return out
+
+
 __all__ = ["NON_PRIVATE", "VocabularyUtility", "WORD_PATTERN", "is_held_out", "ngram_coverage",
-           "nonprivate_tokenizer", "split_users", "tokenizer_scores"]
+           "nonprivate_same_size", "nonprivate_tokenizer", "split_users", "tokenizer_scores"]
