@@ -99,15 +99,15 @@ def by_level(items: list[str], joiner: str, max_n: int) -> list[list[str]]:
 def run(corpus, name: str, params: dict, epsilon: float, delta: float, seed: int,
         key: bytes | None = None, holdout: float = 0.0) -> dict:
     mech = mechanism(params, epsilon, delta)
-    t = time.perf_counter()
+    t, cpu = time.perf_counter(), time.process_time()
     rel = mech.release(corpus, key=key, random=RandomSource(seed))
-    seconds = time.perf_counter() - t
+    seconds, cpu = time.perf_counter() - t, time.process_time() - cpu
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss   # before the counting below
     levels = by_level(rel.items, corpus.joiner, mech.max_n)
     released = [len(lv) for lv in levels]
     true = [occurring(corpus, lv, n) for n, lv in enumerate(levels, 1)]
     out = {"name": name, "released": released, "true": true, "seconds": seconds,
-           "peak_rss_gb": peak / 1024 ** 2}
+           "cpu_seconds": cpu, "peak_rss_gb": peak / 1024 ** 2}
     if holdout:   # NON-PRIVATE: released on the training users, scored on the held-out ones
         train, held = split_users(corpus, holdout)
         items = mech.release(train, key=key, random=RandomSource(seed)).items
@@ -166,7 +166,7 @@ def main() -> None:
           f"{', key ' + args.key[:8] + '…' if args.key else ''}; true = occurs in the corpus "
           "(NON-PRIVATE, benchmark only)")
     head = "| run | " + " | ".join(f"n={n} rel/true/non-corpus %" for n in range(1, 6)) + \
-        " | true total | × published | non-corpus % | release s | peak RSS GB |"
+        " | true total | × published | non-corpus % | release s (CPU s) | peak RSS GB |"
     print(head)
     print("|" + "---|" * (head.count("|") - 1))
     pub = sum(PUBLISHED)
@@ -180,7 +180,8 @@ def main() -> None:
         tot, true = sum(r["released"]), sum(r["true"])
         ratio = f"{true / pub:.3f}" if reddit else "n/a"
         print(f"| {r['name']} | " + " | ".join(cells) + f" | {true:,} | {ratio} | "
-              f"{100 * (tot - true) / max(tot, 1):.2f} | {r['seconds']:.1f} | "
+              f"{100 * (tot - true) / max(tot, 1):.2f} | {r['seconds']:.1f} "
+              f"({r['cpu_seconds']:.1f}) | "
               f"{r['peak_rss_gb']:.2f} |")
     if reddit:
         worst = [min(b / p for b, p in zip(r["true"], PUBLISHED)) for r in rows]
