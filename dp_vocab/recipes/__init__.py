@@ -44,7 +44,7 @@ RUN_DEFAULTS = {"seed": None, "key": None, "backend": "local", "scheduler_addres
 
 @dataclass
 class RunResult:
-    """What :func:`run_recipe` returns: the release, where it was written and its record."""
+    """What ``run_recipe`` returns: the release, where it was written and its record."""
 
     release: Release
     output: Path
@@ -605,7 +605,7 @@ def run_recipe(recipe, output, overrides: dict[str, Any] | None = None, force: b
     Returns
     -------
     RunResult
-        ``.release`` (a :class:`Release`: ``.items``, the released strings in lexicographic
+        ``.release`` (a ``Release``: ``.items``, the released strings in lexicographic
         order; ``.counts``, noisy counts when paid for; ``.epsilon``, ``.delta``, the composed
         guarantee; ``.ledger``, its stages), ``.output`` (the directory), ``.files`` (the files
         written: ``vocab.txt``, ``privacy.json``, ``recipe.cfg`` and the exports), ``.record``
