@@ -17,6 +17,8 @@ import catalogue
 import pytest
 from typer.testing import CliRunner
 
+import dp_vocab.registry  # noqa: F401 - registers before a page copies catalogue.REGISTRY (else
+#   the first page to import it registers into its copy, and later pages find nothing)
 from dp_vocab.cli import app
 from dp_vocab.ingest.corpora.bundled import SAMPLE
 
