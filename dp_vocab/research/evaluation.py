@@ -487,6 +487,13 @@ def _source_name(source) -> str:
 
 # ---- files -------------------------------------------------------------------------------------
 
+def _example_key(ev: Evaluation, epsilon):
+    """The configuration whose release the rank-frequency plot marks: at ``epsilon``, the one
+    that released the most items (how far down the curve the compared mechanisms reach)."""
+    keys = [k for k in ev.released_example if k[1] == epsilon]
+    return max(keys, key=lambda k: len(ev.released_example[k]), default=None)
+
+
 def _plots(ev: Evaluation) -> dict[str, bytes]:
     import matplotlib
     matplotlib.use("Agg")
@@ -540,13 +547,13 @@ def _plots(ev: Evaluation) -> dict[str, bytes]:
     ranks = np.arange(1, order.size + 1)
     fig, ax = plt.subplots(figsize=(7, 4.5))
     ax.loglog(ranks, holders[order], color="0.4", lw=1.5, label="all items (rank by #users)")
-    key = next(iter(k for k in ev.released_example if k[1] == e0), None)
+    key = _example_key(ev, e0)
     if key is not None:
         released = set(ev.released_example[key])
         strings = ev.vocab.strings if ev.vocab is not None else []
         mask = np.array([strings[int(i)] in released for i in order], dtype=np.bool_)
         ax.scatter(ranks[mask], holders[order][mask], s=6, color="tab:red",
-                   label=f"released by {key[0]} (ε={key[1]:g}, one run)")
+                   label=f"released by {key[0]} (ε={key[1]:g}, Δ0={key[2]:,}, one run)")
     ax.set_xlabel("rank")
     ax.set_ylabel("number of users holding the item")
     ax.set_title(f"{NON_PRIVATE}: rank-frequency curve of the corpus")
@@ -646,18 +653,18 @@ def captions(ev: Evaluation) -> dict[str, str]:
     eps = sorted({s["epsilon"] for s in ev.summary})
     repeats = ev.summary[0]["repeats"] if ev.summary else 0
     delta = ev.summary[0]["delta"] if ev.summary else 0
-    key = next(iter(k for k in ev.released_example if k[1] == eps[-1]), None) if eps else None
-    shown = (f"; red dots mark the items {key[0]} released at ε = {key[1]:g} in one run"
-             if key else "")
+    key = _example_key(ev, eps[-1]) if eps else None
+    points = (f"the mean of {repeats} runs with ± one standard deviation as error bars"
+              if repeats > 1 else "one run per point")
+    shown = (f"; red dots mark the items {key[0]} released at ε = {key[1]:g}, Δ0 = {key[2]:,} "
+             f"in one run (the largest release at that ε)" if key else "")
     return {
         "size_vs_epsilon.png":
             f"Released vocabulary size against ε (Δ0 = {d0s[-1]:,}, δ = {delta:g}): one line "
-            f"per mechanism, the mean of {_runs(repeats)} with ± one standard deviation as "
-            f"error bars. Higher lines release more items for the same privacy.",
+            f"per mechanism, {points}. Higher lines release more items for the same privacy.",
         "size_vs_max_items.png":
             f"Released vocabulary size against the per-user cap Δ0 (ε = {eps[-1]:g}): one line "
-            f"per mechanism, mean ± one standard deviation over {_runs(repeats)}. It shows the "
-            f"cap each mechanism releases most with.",
+            f"per mechanism, {points}. It shows the cap each mechanism releases most with.",
         "rank_frequency_NON_PRIVATE.png":
             f"{NON_PRIVATE}: every item of the corpus ranked by the number of users holding it "
             f"(grey line, log-log){shown}. It shows how far down the frequency curve a "
