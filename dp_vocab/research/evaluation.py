@@ -87,8 +87,9 @@ class Evaluation:
             parts.append(k)
         if not extra:
             return Group(*parts) if len(parts) > 1 else t
-        u = Table(title=f"[bold red]{NON_PRIVATE}[/] utility (means; tok/w NP: a non-private "
-                        f"vocabulary of the same size)")
+        legend = ("; tok/w NP: a non-private vocabulary of the same size"
+                  if "tokens_per_word_nonprivate" in extra else "")
+        u = Table(title=f"[bold red]{NON_PRIVATE}[/] utility (means{legend})")
         for col in ("mechanism", "ε", "Δ0", *(_SHORT[c] for c in extra)):
             u.add_column(col, justify="right" if col != "mechanism" else "left",
                          overflow="fold", no_wrap=col == "mechanism")
