@@ -92,7 +92,7 @@ def summary_table(result) -> Table:
                                          f"{c['scale']:.4f}"))
     for row in ledger_rows(result.record):
         t.add_row(*row)
-    t.add_row("released items (DP output)", str(len(rel.items)))
+    t.add_row("released items (DP output)", f"{len(rel.items):,}")
     t.add_row("randomness", rel.randomness["mode"])
     t.add_row("output", escape(f"{result.output}/ ({', '.join(result.files)})"))
     return t
