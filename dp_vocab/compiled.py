@@ -42,19 +42,22 @@ def lazy_module(name: str) -> LazyModule:
 # the modules of compiled kernels (numba ``cache=True``), relative to the package
 KERNEL_MODULES = ("bounding/_kernels.py", "bounding/_siphash.py", "mechanisms/_kernels.py",
                   "bounding/_ngram_kernels.py")
+# those every run compiles; the n-gram kernels only an n-gram run (dpne), so an installation
+# that never runs one never caches them
+EVERY_RUN = KERNEL_MODULES[:3]
 
 
-def kernels_cached() -> bool:
-    """Whether numba's cache holds every kernel module's compiled code, looked up where numba
+def kernels_cached(modules: tuple[str, ...] = KERNEL_MODULES) -> bool:
+    """Whether numba's cache holds compiled code of each of ``modules``, looked up where numba
     writes it (``$NUMBA_CACHE_DIR``, else ``__pycache__`` beside the module, else the
     user-wide ``~/.cache/numba``) without importing numba: a first run compiles them, and the
-    command line says so while it waits."""
+    command line says so while it waits (checking ``EVERY_RUN``)."""
     import os
     from pathlib import Path
     root = Path(__file__).resolve().parent
     custom = os.environ.get("NUMBA_CACHE_DIR")
     user_wide = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "numba"
-    for rel in KERNEL_MODULES:
+    for rel in modules:
         source = root / rel
         stem = source.stem
         if custom:

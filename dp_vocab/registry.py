@@ -271,7 +271,7 @@ _MAKE_MECHANISM_DOC = """Build a registered mechanism from its name and paramete
     Returns
     -------
     Mechanism
-        A frozen, validated mechanism: ``.release(itemsets)`` returns a :class:`Release`
+        A frozen, validated mechanism: ``.release(itemsets)`` returns a ``Release``
         (fresh user-order key, OS randomness); ``.histogram(itemsets, key=...)`` the pre-noise
         weights for a fixed key; ``.threshold``, ``.noise_scale`` and ``.claim`` state its
         calibration and privacy claim.
@@ -297,8 +297,9 @@ def _document_make_mechanism() -> None:
     except DPVocabError as e:   # a broken plugin: make_mechanism and the CLI report it
         make_mechanism.__doc__ = _MAKE_MECHANISM_DOC + f"    (not listed: {e})\n"
         return
-    entries = "".join(f"    ``{short}`` ({full})\n        {summary}\n"
-                      f"        Parameters: {params}\n"
+    # one bullet each: a list in help() and on the documentation site alike
+    entries = "".join(f"    * ``{short}`` ({full}): {summary.rstrip('.')}.\n"
+                      f"      Parameters: {params}\n"
                       for short, full, summary, params in listed)
     make_mechanism.__doc__ = _MAKE_MECHANISM_DOC + entries
 

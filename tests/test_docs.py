@@ -17,6 +17,8 @@ import catalogue
 import pytest
 from typer.testing import CliRunner
 
+import dp_vocab.registry  # noqa: F401 - registers before a page copies catalogue.REGISTRY (else
+#   the first page to import it registers into its copy, and later pages find nothing)
 from dp_vocab.cli import app
 from dp_vocab.ingest.corpora.bundled import SAMPLE
 
@@ -106,3 +108,17 @@ def test_the_site_builds_without_warnings(tmp_path):
     api = (tmp_path / "site" / "api" / "index.html").read_text(encoding="utf-8")
     for documented in ("run_recipe", "make_mechanism", "ItemSets", "evaluate"):   # from docstrings
         assert f'id="dp_vocab.' in api and documented in api, documented
+    # what a reader trips over in a browser: make_mechanism's docstring is written at import
+    # (mkdocs_hooks.RuntimeDocstrings), Sphinx roles show as text, a doctest outside an Examples
+    # section becomes a nested quote
+    assert "Registered mechanisms" in api and "policy_gaussian_public" in api
+    assert ":func:" not in api and ":class:" not in api and "<blockquote" not in api
+    pages = list((tmp_path / "site").rglob("*.html"))
+    assert (tmp_path / "site" / "proofs" / "policy" / "index.html").exists()   # the proofs
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        # nothing loaded from the network (highlight.js from a CDN fails offline)
+        assert not re.search(r'<(script|link)[^>]+(src|href)="https?:', text), page
+        # the theme's scroll-spy throws on a heading id that starts with a digit (our pages;
+        # 404.html is the theme's own)
+        assert page.name == "404.html" or not re.search(r'<h[1-6] id="\d', text), page

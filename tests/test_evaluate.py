@@ -252,7 +252,8 @@ def test_report_explains_itself(tmp_path):
     assert not any(re.search(r"\de[+-]\d", c) for c in cells if c != "1e-05"), cells
     assert any(c.endswith("%") for c in cells)   # shares as percentages
     captions = re.findall(r"<figcaption>(.*?)</figcaption>", text)
-    assert len(captions) == 3
+    assert len(captions) == 2   # one Δ0 value: no plot against Δ0 (a single point per line)
+    assert not (tmp_path / "ev" / "size_vs_max_items.png").exists()
     assert not any(c.endswith(".png") for c in captions)
     assert all(len(c) > 80 for c in captions)
     assert "Released vocabulary size against ε" in captions[0]

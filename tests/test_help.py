@@ -143,6 +143,9 @@ def test_kernels_cached_looks_where_numba_writes(tmp_path, monkeypatch):
         stem = rel.rsplit("/", 1)[-1][:-3]
         (tmp_path / f"{stem}.kernel-1.py311.nbi").write_bytes(b"")
     assert not compiled.kernels_cached()   # one module still to compile
+    # ... the n-gram kernels, which only an n-gram run compiles: the CLI's first-run note
+    # checks the modules every run compiles
+    assert compiled.kernels_cached(compiled.EVERY_RUN)
     last = compiled.KERNEL_MODULES[-1].rsplit("/", 1)[-1][:-3]
     sub = tmp_path / "deep" / "dir"
     sub.mkdir(parents=True)
@@ -152,7 +155,7 @@ def test_kernels_cached_looks_where_numba_writes(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("cached", [False, True])
 def test_a_first_run_says_it_compiles(tmp_path, monkeypatch, cached):
-    monkeypatch.setattr(compiled, "kernels_cached", lambda: cached)
+    monkeypatch.setattr(compiled, "kernels_cached", lambda *modules: cached)
     corpus = tmp_path / "c.jsonl"
     corpus.write_text("".join(json.dumps({"user": f"u{i}", "text": "the cat"}) + "\n"
                               for i in range(30)), encoding="utf-8")

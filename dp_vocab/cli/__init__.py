@@ -127,9 +127,10 @@ def run(ctx: typer.Context,
     # run ends with its one error line instead
     logging.getLogger("asyncio").setLevel(logging.CRITICAL)
     with _errors():
-        from ..compiled import kernels_cached
+        from ..compiled import EVERY_RUN, kernels_cached
         overrides = parse_overrides(list(ctx.args))
-        compiling = not kernels_cached()
+        # not the n-gram kernels: a user who never runs dpne would be told on every run
+        compiling = not kernels_cached(EVERY_RUN)
         if compiling and not quiet:
             _print_stderr("note:", "yellow", "first run of this installation: the numba kernels "
                           "compile during this run (about 10 s, more on a busy machine); later "

@@ -38,14 +38,21 @@ class ReadProgress:
         return self._progress.__exit__(*exc) if self._started else None
 
     def stage(self, name: str) -> None:
-        """The run moved on to ``name`` ("release"): the bar ends, a status line follows."""
+        """The run moved on to ``name`` ("release", then "export"): the bar or the previous
+        status line ends, a status line follows."""
         if self._started:
             self._progress.__exit__(None, None, None)
             self._started = False
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
         if self._disable:
             return
-        text = "release" + (" (first run: compiling numba kernels, cached afterwards)"
-                            if self._compiling else "")
+        if name == "release":
+            text = "release" + (" (first run: compiling numba kernels, cached afterwards)"
+                                if self._compiling else "")
+        else:   # a tokenizer export trains its model here: the longest step of private-*
+            text = "writing the outputs (a tokenizer export trains its model now)"
         status = self._console.status(text)
         status.start()
         self._status = status
@@ -90,7 +97,7 @@ def summary_table(result) -> Table:
                                          f"{c['scale']:.4f}"))
     for row in ledger_rows(result.record):
         t.add_row(*row)
-    t.add_row("released items (DP output)", str(len(rel.items)))
+    t.add_row("released items (DP output)", f"{len(rel.items):,}")
     t.add_row("randomness", rel.randomness["mode"])
     t.add_row("output", escape(f"{result.output}/ ({', '.join(result.files)})"))
     return t

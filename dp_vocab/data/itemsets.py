@@ -49,6 +49,8 @@ class ItemSets(ItemSetData):
     def from_user_items(cls, pairs: Iterable[tuple[Hashable, Iterable[str]]]) -> "ItemSets":
         """Build from ``(user_id, items)`` pairs; a user may appear several times (merged).
 
+        Examples
+        --------
         >>> s = ItemSets.from_user_items([("a", ["x", "y", "x"]), ("b", ["y"]), ("a", ["z"])])
         >>> s.to_dict()
         {'a': {'x': 2, 'y': 1, 'z': 1}, 'b': {'y': 1}}

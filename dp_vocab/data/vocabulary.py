@@ -39,14 +39,14 @@ class Vocabulary:
     @classmethod
     def from_index(cls, index: dict[str, int], hashes: np.ndarray | None = None) -> "Vocabulary":
         """Adopt ``{string: id}`` with ids 0..n-1 in insertion order (no copy), and the
-        strings' :func:`item_hashes` when they are known already."""
+        strings' ``item_hashes`` when they are known already."""
         vocab = cls.from_strings(list(index), hashes)
         vocab._index = index
         return vocab
 
     @classmethod
     def from_strings(cls, strings: list[str], hashes: np.ndarray | None = None) -> "Vocabulary":
-        """Adopt distinct ``strings`` as ids 0..n-1 (no copy), and their :func:`item_hashes`
+        """Adopt distinct ``strings`` as ids 0..n-1 (no copy), and their ``item_hashes``
         when known. The string → id index is built on the first lookup: a run that only
         reads ids' strings (extraction, then a release) never builds it."""
         vocab = cls()

@@ -99,6 +99,8 @@ def itemsets_from_frame(frame, user: str = "user", text: str = "text", extractor
     ItemSets
         The users' distinct items with their own counts, ready for ``mechanism.release``.
 
+    Examples
+    --------
     >>> import polars as pl
     >>> df = pl.DataFrame({"author": ["a", "b", "a"], "body": ["Hi there", "hi", "Bye"]})
     >>> itemsets_from_frame(df, user="author", text="body").to_dict()

@@ -44,7 +44,7 @@ RUN_DEFAULTS = {"seed": None, "key": None, "backend": "local", "scheduler_addres
 
 @dataclass
 class RunResult:
-    """What :func:`run_recipe` returns: the release, where it was written and its record."""
+    """What ``run_recipe`` returns: the release, where it was written and its record."""
 
     release: Release
     output: Path
@@ -600,12 +600,14 @@ def run_recipe(recipe, output, overrides: dict[str, Any] | None = None, force: b
         Called with the reader while the corpus is read; ``reader.progress()`` gives (bytes
         read, total bytes).
     on_stage : callable or None
-        Called with ``"release"`` when the corpus has been read and the release starts.
+        Called with ``"release"`` when the corpus has been read and the release starts, and
+        with ``"export"`` when the outputs are written (a tokenizer export trains its model
+        then).
 
     Returns
     -------
     RunResult
-        ``.release`` (a :class:`Release`: ``.items``, the released strings in lexicographic
+        ``.release`` (a ``Release``: ``.items``, the released strings in lexicographic
         order; ``.counts``, noisy counts when paid for; ``.epsilon``, ``.delta``, the composed
         guarantee; ``.ledger``, its stages), ``.output`` (the directory), ``.files`` (the files
         written: ``vocab.txt``, ``privacy.json``, ``recipe.cfg`` and the exports), ``.record``
@@ -623,6 +625,8 @@ def run_recipe(recipe, output, overrides: dict[str, Any] | None = None, force: b
     plan = plan_run(recipe, output, overrides, force)
     release, backend, timings = execute(plan, progress, on_stage)
     record = report(plan, release, backend)
+    if on_stage is not None:
+        on_stage("export")
     files, record = write(plan, release, record)
     return RunResult(release=release, output=plan.output, files=files, record=record,
                      timings=timings, notes=record["export_notes"],

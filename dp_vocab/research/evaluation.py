@@ -13,6 +13,7 @@ import csv
 import html
 import io
 import os
+import re
 import statistics
 import time
 from dataclasses import dataclass, field
@@ -55,11 +56,14 @@ class Evaluation:
         """The released sizes; below them, when present, the NON-PRIVATE utility columns."""
         from rich.console import Group
         from rich.table import Table
-        t = Table(title="dp-vocab evaluate: released size (mean ± sd over repeats)")
+        spread = any(row["repeats"] > 1 for row in self.summary)
+        t = Table(title="dp-vocab evaluate: released size"
+                        + (" (mean ± sd over repeats)" if spread else ""))
+        # a mechanism name stays whole on its line; a narrow console wraps the other columns'
+        # headers, then folds their numbers (never cuts a name to "policy_gaussian_pub…")
         for col in ("mechanism", "ε", "δ", "Δ0", "released", "time (s)"):
-            # a long mechanism name wraps rather than being cut to "policy_gaussian_pub…"
             t.add_column(col, justify="right" if col not in ("mechanism",) else "left",
-                         overflow="fold")
+                         overflow="fold", no_wrap=col == "mechanism")
         for row in self.summary:
             t.add_row(row["mechanism"], f"{row['epsilon']:g}", f"{row['delta']:g}",
                       f"{row['max_items_per_user']:,}", _released(row),
@@ -86,12 +90,14 @@ class Evaluation:
             parts.append(k)
         if not extra and not words:
             return Group(*parts) if len(parts) > 1 else t
-        u = Table(title=f"[bold red]{NON_PRIVATE}[/] utility (means; tok/w NP: a non-private "
-                        f"vocabulary of the same size; next word NP: the most held n-grams, "
-                        f"as many per level as released)")
+        legend = ("; tok/w NP: a non-private vocabulary of the same size"
+                  if "tokens_per_word_nonprivate" in extra else "")
+        if "next_word_suggested_nonprivate" in words:
+            legend += "; next word NP: the most held n-grams, as many per level as released"
+        u = Table(title=f"[bold red]{NON_PRIVATE}[/] utility (means{legend})")
         for col in ("mechanism", "ε", "Δ0", *(_SHORT[c] for c in extra + words)):
             u.add_column(col, justify="right" if col != "mechanism" else "left",
-                         overflow="fold")
+                         overflow="fold", no_wrap=col == "mechanism")
         for row in self.summary:
             u.add_row(row["mechanism"], f"{row['epsilon']:g}", f"{row['max_items_per_user']:,}",
                       *(format_value(c, row[f"{c}_mean"]) if f"{c}_mean" in row else ""
@@ -259,7 +265,7 @@ def evaluate(source, mechanisms: list[str] | None, epsilons: list[float], delta:
     source : str, PathLike or ItemSets
         A corpus file (JSONL, or CSV/Parquet/Arrow by its name), a recipe (a ``.cfg`` file or a
         shipped recipe's name such as ``"quickstart"``: its corpus and ``[items]``), or
-        ``ItemSets`` (for a DataFrame: :func:`itemsets_from_frame` first).
+        ``ItemSets`` (for a DataFrame: ``itemsets_from_frame`` first).
     mechanisms : list of str or None
         Mechanism names (``dp-vocab mechanisms`` lists them). None: weighted_gaussian,
         policy_laplace, policy_gaussian, gw, and a recipe's own mechanism with its parameters.
@@ -292,7 +298,7 @@ def evaluate(source, mechanisms: list[str] | None, epsilons: list[float], delta:
         items and false positives, and the held-out columns), ``.summary`` (one row per
         configuration: means and standard deviations), ``.non_private`` (union size, items
         held by at least k users), ``.table()`` (a rich table);
-        :func:`dp_vocab.research.evaluation.write_report` writes CSV, JSON, plots and report.html.
+        ``dp_vocab.research.evaluation.write_report`` writes CSV, JSON, plots and report.html.
 
     Raises
     ------
@@ -497,6 +503,13 @@ def _source_name(source) -> str:
 
 # ---- files -------------------------------------------------------------------------------------
 
+def _example_key(ev: Evaluation, epsilon):
+    """The configuration whose release the rank-frequency plot marks: at ``epsilon``, the one
+    that released the most items (how far down the curve the compared mechanisms reach)."""
+    keys = [k for k in ev.released_example if k[1] == epsilon]
+    return max(keys, key=lambda k: len(ev.released_example[k]), default=None)
+
+
 def _plots(ev: Evaluation) -> dict[str, bytes]:
     import matplotlib
     matplotlib.use("Agg")
@@ -530,15 +543,19 @@ def _plots(ev: Evaluation) -> dict[str, bytes]:
         ax.set_ylabel("released items (mean ± sd)")
         ax.set_title(title)
         ax.grid(alpha=0.3)
-        ax.legend(title="mechanism")
+        # beside the axes, never over a line
+        ax.legend(title="mechanism", loc="center left", bbox_to_anchor=(1.02, 0.5))
         save(fig, name)
 
     d0, e0 = d0s[-1], max(eps)
-    size_plot("epsilon", "max_items_per_user", d0, "ε (privacy budget)",
-              f"Released vocabulary size vs ε (Δ0 = {d0}, δ = {ev.summary[0]['delta']:g})",
-              "size_vs_epsilon.png")
-    size_plot("max_items_per_user", "epsilon", e0, "Δ0 (max items per user)",
-              f"Released vocabulary size vs Δ0 (ε = {e0:g})", "size_vs_max_items.png")
+    # a size plot needs two values on its x axis; one value is already the table's row
+    if len(eps) > 1:
+        size_plot("epsilon", "max_items_per_user", d0, "ε (privacy budget)",
+                  f"Released vocabulary size vs ε (Δ0 = {d0:,}, δ = {ev.summary[0]['delta']:g})",
+                  "size_vs_epsilon.png")
+    if len(d0s) > 1:
+        size_plot("max_items_per_user", "epsilon", e0, "Δ0 (max items per user)",
+                  f"Released vocabulary size vs Δ0 (ε = {e0:g})", "size_vs_max_items.png")
 
     holders = ev.holders if ev.holders is not None else np.zeros(0)
     order = np.argsort(-holders, kind="stable")
@@ -546,13 +563,13 @@ def _plots(ev: Evaluation) -> dict[str, bytes]:
     ranks = np.arange(1, order.size + 1)
     fig, ax = plt.subplots(figsize=(7, 4.5))
     ax.loglog(ranks, holders[order], color="0.4", lw=1.5, label="all items (rank by #users)")
-    key = next(iter(k for k in ev.released_example if k[1] == e0), None)
+    key = _example_key(ev, e0)
     if key is not None:
         released = set(ev.released_example[key])
         strings = ev.vocab.strings if ev.vocab is not None else []
         mask = np.array([strings[int(i)] in released for i in order], dtype=np.bool_)
         ax.scatter(ranks[mask], holders[order][mask], s=6, color="tab:red",
-                   label=f"released by {key[0]} (ε={key[1]:g}, one run)")
+                   label=f"released by {key[0]} (ε={key[1]:g}, Δ0={key[2]:,}, one run)")
     ax.set_xlabel("rank")
     ax.set_ylabel("number of users holding the item")
     ax.set_title(f"{NON_PRIVATE}: rank-frequency curve of the corpus")
@@ -568,8 +585,8 @@ COLUMN_HELP = {
     "ε": "the privacy-loss bound of every run: smaller is more private.",
     "δ": "the probability with which the ε bound may fail.",
     "Δ0": "the per-user cap: a user contributes at most this many items.",
-    "released": "items in the released vocabulary, mean ± standard deviation over the repeats "
-                "(a differentially private output).",
+    "released": "items in the released vocabulary (a differentially private output); with "
+                "several repeats, mean ± standard deviation over them.",
     "time (s)": "seconds per release, mean over the repeats: the mechanism on items already "
                 "extracted (reading and tokenizing not included), timed after one untimed "
                 "warm-up run per mechanism so that compiling the numba kernels is not counted.",
@@ -622,7 +639,13 @@ def _np_label(key: str) -> str:
 
 
 def _released(row: dict) -> str:
+    if row["repeats"] == 1:   # no spread to show
+        return format_value("released", row["released_mean"])
     return f"{row['released_mean']:,.1f} ± {row['released_sd']:,.1f}"
+
+
+def _runs(n: int) -> str:
+    return f"{n} run" if n == 1 else f"{n} runs"
 
 
 def _head(column: str) -> str:
@@ -650,18 +673,18 @@ def captions(ev: Evaluation) -> dict[str, str]:
     eps = sorted({s["epsilon"] for s in ev.summary})
     repeats = ev.summary[0]["repeats"] if ev.summary else 0
     delta = ev.summary[0]["delta"] if ev.summary else 0
-    key = next(iter(k for k in ev.released_example if k[1] == eps[-1]), None) if eps else None
-    shown = (f"; red dots mark the items {key[0]} released at ε = {key[1]:g} in one run"
-             if key else "")
+    key = _example_key(ev, eps[-1]) if eps else None
+    points = (f"the mean of {repeats} runs with ± one standard deviation as error bars"
+              if repeats > 1 else "one run per point")
+    shown = (f"; red dots mark the items {key[0]} released at ε = {key[1]:g}, Δ0 = {key[2]:,} "
+             f"in one run (the largest release at that ε)" if key else "")
     return {
         "size_vs_epsilon.png":
             f"Released vocabulary size against ε (Δ0 = {d0s[-1]:,}, δ = {delta:g}): one line "
-            f"per mechanism, the mean of {repeats} runs with ± one standard deviation as error "
-            f"bars. Higher lines release more items for the same privacy.",
+            f"per mechanism, {points}. Higher lines release more items for the same privacy.",
         "size_vs_max_items.png":
             f"Released vocabulary size against the per-user cap Δ0 (ε = {eps[-1]:g}): one line "
-            f"per mechanism, mean ± one standard deviation over {repeats} runs. It shows the "
-            f"cap each mechanism releases most with.",
+            f"per mechanism, {points}. It shows the cap each mechanism releases most with.",
         "rank_frequency_NON_PRIVATE.png":
             f"{NON_PRIVATE}: every item of the corpus ranked by the number of users holding it "
             f"(grey line, log-log){shown}. It shows how far down the frequency curve a "
@@ -669,8 +692,14 @@ def captions(ev: Evaluation) -> dict[str, str]:
     }
 
 
+def _code(text: str) -> str:
+    """`command` in an (escaped) explanation as <code>."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", text)
+
+
 def _html(ev: Evaluation, pngs: dict[str, bytes]) -> str:
     esc = html.escape
+    repeats = ev.summary[0]["repeats"] if ev.summary else 0
     extra = _measured_columns(ev)
     rows = "".join(
         "<tr>" + "".join(f"<td>{esc(v)}</td>" for v in (
@@ -684,7 +713,7 @@ def _html(ev: Evaluation, pngs: dict[str, bytes]) -> str:
                             for c in extra)]
     glossary = "".join(
         f"<dt>{esc(h)}</dt><dd>{'<b class=npc>' + NON_PRIVATE + ':</b> ' if i >= 6 else ''}"
-        f"{esc(COLUMN_HELP.get(h, ''))}</dd>" for i, h in enumerate(shown))
+        f"{_code(esc(COLUMN_HELP.get(h, '')))}</dd>" for i, h in enumerate(shown))
     npv = ev.non_private
     np_rows = "".join(f"<tr><td>{esc(_np_label(k))}</td><td>{v:,}</td></tr>"
                       for k, v in npv.items() if k != "warning")
@@ -700,7 +729,7 @@ def _html(ev: Evaluation, pngs: dict[str, bytes]) -> str:
         ("held-out share", f"{100 * holdout:g}% of users, by a fixed hash of the user id"
          if holdout else "none (no held-out columns)"),
         ("δ, repeats", f"δ = {ctx.get('delta', ev.summary[0]['delta'] if ev.summary else 0):g}, "
-                       f"{ev.summary[0]['repeats'] if ev.summary else 0} runs per configuration"),
+                       f"{_runs(repeats)} per configuration"),
         ("dp-vocab", ctx.get("dp_vocab_version", "–")),
         ("date", ctx.get("date", "–")),
     ]
@@ -713,24 +742,27 @@ def _html(ev: Evaluation, pngs: dict[str, bytes]) -> str:
         f'</figure>' for n, b in pngs.items())
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>dp-vocab evaluation</title>
-<style>body{{font-family:sans-serif;max-width:1000px;margin:2em auto;color:#222}}
+<style>body{{font-family:sans-serif;max-width:1000px;margin:2em auto;padding:0 1em;color:#222}}
 table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:4px 10px;text-align:right}}
-table.ctx th{{text-align:left;background:#f4f4f4}}table.ctx td{{text-align:left}}
+td{{white-space:nowrap}}td:first-child,th:first-child{{text-align:left}}.wide{{overflow-x:auto}}
+table.ctx th{{text-align:left;background:#f4f4f4}}table.ctx td{{text-align:left;white-space:normal}}
+code{{background:#f4f4f4;padding:0 0.2em}}
 dt{{font-weight:bold;margin-top:0.4em}}dd{{margin-left:1.5em}}figcaption{{font-size:0.95em}}
 .npc{{color:#c00}}.np{{border:2px solid #c00;padding:0.5em 1em;background:#fff4f4}}img{{max-width:100%}}</style>
 </head><body>
 <h1>dp-vocab evaluation</h1>
 <table class="ctx">{header}</table>
 <h2>Results</h2>
-<p>One row per configuration (mechanism, ε, Δ0), each run {ev.summary[0]['repeats'] if ev.summary else 0}
-times on the same extracted item sets. Columns in red are {NON_PRIVATE}: computed from the raw data
-without noise, for the data owner's eyes only.</p>
-<table><tr><th>mechanism</th><th>ε</th><th>δ</th><th>Δ0</th><th>released (mean ± sd)</th>
-<th>time (s)</th>{heads}</tr>{rows}</table>
+<p>One row per configuration (mechanism, ε, Δ0): {_runs(repeats)} of it on the same extracted
+item sets. Columns in red are {NON_PRIVATE}: computed from the raw data without noise, for the data
+owner's eyes only.</p>
+<div class="wide"><table><tr><th>mechanism</th><th>ε</th><th>δ</th><th>Δ0</th>
+<th>released{" (mean ± sd)" if repeats > 1 else ""}</th>
+<th>time (s)</th>{heads}</tr>{rows}</table></div>
 <h3>What the columns mean</h3>
 <dl>{glossary}</dl>
 {_tokenizer_html(ev)}
-<div class="np"><h2>{NON_PRIVATE}</h2><p>{esc(npv['warning'])}</p>
+<div class="np"><h2>{NON_PRIVATE}: the corpus itself</h2><p>{esc(npv['warning'])}</p>
 <table>{np_rows}</table></div>
 <h2>Plots</h2>
 {imgs}
@@ -741,10 +773,11 @@ without noise, for the data owner's eyes only.</p>
 TOKENIZER_HELP = (
     "The recipe's Hugging Face tokenizer, trained on the training users at each ε, and the "
     "tokenizer trained without privacy by tokenizers' own trainer on the same users' raw text, "
-    "with the same pipeline (normaliser, pre-tokenizer, special tokens), model and size. Tokens "
-    "per word: tokens of the held-out users' text (no special tokens) per word (a run of "
-    "letters/digits, with inner apostrophes, or one other symbol); lower is better. Unknown: "
-    "unknown tokens per word.")
+    "with the same pipeline (normaliser, pre-tokenizer, special tokens), model and size. Size: "
+    "the exported tokenizer's vocabulary size. Tokens per word: tokens of the held-out users' "
+    "text (no special tokens) per word (a run of letters/digits, with inner apostrophes, or one "
+    "other symbol); lower is better. Private / non-private: the ratio of the two (×1.000: as "
+    "good as without privacy). Unknown: unknown tokens per word.")
 
 
 def tokenizer_rows(ev: Evaluation) -> list[list[str]]:
