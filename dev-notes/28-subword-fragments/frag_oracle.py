@@ -10,7 +10,7 @@ from dp_vocab.export.hf import HFTokenizerExporter
 from dp_vocab.data.release import Release
 from dp_vocab.research.heldout import tokenizer_scores
 
-D = "/work/scratch/t28b"
+D = "SCRATCH"
 BASE = {"bpe": 1.0782, "ug": 0.9656}
 
 
