@@ -24,6 +24,8 @@ from dp_vocab.ingest.text.items import _LONE_SURROGATE, ItemExtractor
 from dp_vocab.ingest.text.tokenizers import DEFAULT_PATTERN, RegexTokenizer
 from dp_vocab.ingest.corpora.bundled import SAMPLE
 
+# one xdist worker runs this file: its module fixtures are made once
+pytestmark = pytest.mark.xdist_group("columnar")
 
 
 def python_itemsets(docs, ex) -> ItemSets:

@@ -28,6 +28,9 @@ from dp_vocab.ingest.text.tokenizers import RegexTokenizer  # noqa: E402
 from dp_vocab.ingest.corpora.bundled import PRESETS as RECIPE_DIR, SAMPLE
 from dpne_levels import level_histogram  # noqa: E402
 
+# one xdist worker runs this file: its module fixtures are made once
+pytestmark = pytest.mark.xdist_group("dask_backend")
+
 REPO = Path(__file__).resolve().parents[1]
 KEY = b"dask-vs-local-fixed-order-key!!!"
 MECHS = [("count_laplace", {}), ("count_gaussian", {}), ("weighted_gaussian", {}),

@@ -18,6 +18,10 @@ from dp_vocab.recipes import plan_run, run_recipe  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 from dp_vocab.ingest.corpora.bundled import SAMPLE  # noqa: E402
+
+# one xdist worker runs this file: its module fixtures are made once
+pytestmark = pytest.mark.xdist_group("dask_tls")
+
 KEY = "11" * 32
 
 

@@ -26,6 +26,9 @@ from typer.testing import CliRunner
 
 from dp_vocab.cli import app
 
+# one xdist worker runs this file: its module fixtures are made once
+pytestmark = pytest.mark.xdist_group("hostile_table")
+
 REPO = Path(__file__).resolve().parents[1]
 EXE = Path(sys.executable).parent / "dp-vocab"
 SECRET = "Alice Secret"          # a private value that must never reach the console

@@ -18,6 +18,9 @@ from dp_vocab.privacy.accounting import Ledger
 from dp_vocab.registry import (mechanism_names, mechanism_parameters, make_mechanism,
                                regex_tokenizer, registry)
 
+# one xdist worker runs this file: its module fixtures are made once
+pytestmark = pytest.mark.xdist_group("parameters")
+
 SUBNORMAL = sys.float_info.min / 3
 HOSTILE_VALUES = [
     math.inf, -math.inf, math.nan, 5e-324, SUBNORMAL, 1e-300, 1e-200, 1e200, 1e308,

@@ -22,6 +22,9 @@ from dp_vocab.recipes import load_recipe
 from dp_vocab.recipes.shipped import (find_recipe, recipe_summary, shipped_recipes,
                                       write_recipe)
 
+# one xdist worker runs this file: its module fixtures are made once
+pytestmark = pytest.mark.xdist_group("shipped")
+
 REPO = Path(__file__).resolve().parents[1]
 runner = CliRunner()
 

@@ -24,10 +24,11 @@ _SPACE = re.compile(r"\s")
 # the distinct words it reads, each word once (characters are weighted by their counts). Raw
 # text holds many distinct words around a frequent piece ("▁I" in "▁It", "▁I'm", ...); a table
 # of released units holds few, so frequent pieces got seeds far below their characters' and
-# were pruned ("▁" + "I"). Each unit is read as runs of up to SEED_CHAIN copies joined by the
-# trainer's own sentence boundary, which no seed may span: substrings are then seeded with
-# their occurrences up to SEED_CHAIN, as SentencePiece seeds them over sentences, and the EM
-# counts every copy as before.
+# were pruned ("▁" + "I"). Each unit is read as runs of copies joined by the trainer's own
+# sentence boundary, which no seed may span: substrings are then seeded with their occurrences,
+# as SentencePiece seeds them over sentences, and the EM counts every copy as before. A run is
+# the unit's count in multiples of the table's smallest count (the counts' scale is arbitrary),
+# at most SEED_CHAIN copies: the trainer's work grows with the runs' length.
 SEED_BOUNDARY = "\0"
 SEED_CHAIN = 128
 
@@ -35,13 +36,15 @@ SEED_CHAIN = 128
 def _batches(counts: Mapping[str, int], batch_chars: int = 1 << 20,
              chain: int = 1) -> Iterator[list[str]]:
     """Strings ``"u u u"`` holding each unit as many times as its count; with ``chain`` > 1,
-    runs of up to ``chain`` copies joined by ``SEED_BOUNDARY`` (``"u\\0u\\0u u\\0u"``)."""
+    runs of copies joined by ``SEED_BOUNDARY`` (``"u\\0u\\0u u\\0u"``), as many copies as
+    the count holds the table's smallest count, at most ``chain``."""
+    smallest = min((c for c in counts.values() if c > 0), default=1)
     batch: list[str] = []
     size = 0
     for unit, count in counts.items():
         if count <= 0:
             continue
-        run = min(chain, count)
+        run = max(1, min(chain, count // smallest))
         full, rest = divmod(count, run)
         text = (SEED_BOUNDARY.join([unit] * run) + " ") * full + (
             SEED_BOUNDARY.join([unit] * rest) + " " if rest else "")
