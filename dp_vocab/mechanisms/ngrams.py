@@ -23,10 +23,10 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import ndtri
 
-from ..bounding import (MAX_ITEMS_PER_USER, Bounding, Input, NgramLevels, Priority, UserData,
+from ..bounding import (MAX_ITEMS_PER_USER, Bounding, Input, NgramCandidates, NgramLevels,
+                        Priority, UserData,
                         Weighting, check_key, derive_key)
 from ..errors import ParameterError
-from ..data.itemsets import item_hashes
 from ..privacy import calibrate
 from ..privacy.noise import RandomSource, bernoulli, binomial, gaussian_release_probability
 from ..privacy.params import check_choice, check_nonnegative, check_positive_int, check_real
@@ -42,7 +42,7 @@ class Level(NamedTuple):
     """One level's candidates with positive weight, in item-hash order (the same draws on any
     backend), their pre-noise weights, ρ_n and the public domain C_n (None at level 1)."""
 
-    grams: list[Gram]
+    grams: NgramCandidates
     weights: np.ndarray
     rho: float
     join: CandidateJoin | None
@@ -203,7 +203,7 @@ class DPNE(Mechanism):
         gamma = rho + self.alpha * self.level_sigmas[n - 1]
         w = _kernels.l2_descent(b.order, b.indptr, b.items, len(grams), gamma)
         pos = np.flatnonzero(w > 0)
-        return [grams[i] for i in pos.tolist()], w[pos]
+        return grams.subset(pos), w[pos]
 
     def _level(self, levels: NgramLevels, n: int, previous: list[Gram],
                key: bytes) -> "Level | None":
@@ -214,8 +214,8 @@ class DPNE(Mechanism):
             return None
         rho = self._level_threshold(n, previous, join)
         grams, w = self._level_weights(levels, n, self._level_key(key, n), rho)
-        order = np.argsort(item_hashes([levels.joiner.join(g) for g in grams]), kind="stable")
-        return Level([grams[i] for i in order.tolist()], w[order], rho, join)
+        order = np.argsort(grams.hashes, kind="stable")
+        return Level(grams.subset(order), w[order], rho, join)
 
     def level_histogram(self, levels: NgramLevels, n: int, previous: list[Gram],
                         key: bytes) -> dict[str, float]:
@@ -230,7 +230,7 @@ class DPNE(Mechanism):
         m = self.for_data(data)
         return m.level_histogram(m.ngram_levels(data), 1, [], key)
 
-    def _decide_level1(self, grams: list[Gram], w: np.ndarray, rho: float, sigma: float,
+    def _decide_level1(self, grams: NgramCandidates, w: np.ndarray, rho: float, sigma: float,
                         random: RandomSource, join_str) -> list[Gram]:
         """Level 1's decisions (candidates in item-hash order): H + N(0, σ_1²) > ρ_1."""
         keep = bernoulli(gaussian_release_probability(w, rho, sigma), random)
@@ -255,11 +255,11 @@ class DPNE(Mechanism):
                 kept = self._decide_level1(grams, w, rho, sigma, random, join_str)
             else:
                 keep = bernoulli(gaussian_release_probability(w, rho, sigma), random)
-                kept = [g for g, k in zip(grams, keep.tolist()) if k]
+                kept = grams.take(np.flatnonzero(keep))
                 # zero-weight members of the public domain C_n
                 p0 = float(gaussian_release_probability(np.zeros(1), rho, sigma)[0])
                 k = binomial(join.size - len(grams), p0, random)
-                kept += join.sample(k, set(grams), random)
+                kept += join.sample(k, grams.sorted_keys(), random)
             previous = sorted(kept)
             levels.set_released(n, previous)
             released_all += [join_str(g) for g in kept]
