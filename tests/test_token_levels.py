@@ -13,6 +13,7 @@ from dp_vocab.data.itemsets import item_hashes
 from dp_vocab.data.token_corpus import CandidateJoin, TokenCorpus
 from dp_vocab.data.token_levels import LevelGrams, TokenLevels
 from dp_vocab.privacy.noise import RandomSource
+from dp_vocab.registry import make_mechanism
 
 KEY = bytes(range(32))
 TOKENS = [f"t{i}" for i in range(7)] + ["é", "a"]
@@ -94,6 +95,10 @@ def test_compact_levels_equal_the_direct_reference(seed):
             got = rows.bounded
             for name in ("order", "indptr", "items", "counts"):
                 assert getattr(got, name).tolist() == getattr(b, name).tolist(), name
+            # the same rows a chunk at a time, users in keyed order
+            g2, chunks = lv.level_chunks(n, KEY)
+            assert g2.keys.tolist() == grams.keys.tolist()
+            assert _rows_in_order(chunks) == _rows_in_order([got])
             if n > 1:   # level keys are the candidate keys of C_n
                 join = CandidateJoin(prev)
                 assert grams.keys.tolist() == [join.key_of(g) for g in want]
@@ -104,6 +109,31 @@ def test_compact_levels_equal_the_direct_reference(seed):
             lv.set_released(n, prev)
         if not prev:
             break
+
+
+def _rows_in_order(parts) -> list:
+    """Each part's rows (items, counts) in its ``order``, parts end to end."""
+    return [(b.items[b.indptr[r]:b.indptr[r + 1]].tolist(),
+             b.counts[b.indptr[r]:b.indptr[r + 1]].tolist())
+            for b in parts for r in b.order.tolist()]
+
+
+@pytest.mark.parametrize("policy", ["weighted", "l2_descent"])
+def test_a_release_does_not_depend_on_the_chunk_size(monkeypatch, policy):
+    rng = np.random.default_rng(5)
+    words = [f"w{i}" for i in range(30)]
+    pairs = [(f"u{int(rng.integers(0, 400))}",
+              [[words[int(i)] for i in rng.zipf(1.3, int(rng.integers(1, 15))) % 30]])
+             for _ in range(3000)]
+    corpus = TokenCorpus.from_user_runs(pairs, " ")
+    m = make_mechanism("dpne", epsilon=4.0, delta=1e-5, max_n=4, policy=policy, eta=0.3,
+                       max_ngrams_per_user=6)
+    want = m.release(corpus, key=KEY, random=RandomSource(3))
+    assert sum(1 for g in want.items if " " in g) > 10
+    for chunk in (1, 17, 500):
+        monkeypatch.setattr("dp_vocab.data.token_levels.CHUNK_POSITIONS", chunk)
+        got = m.release(corpus, key=KEY, random=RandomSource(3))
+        assert got.items == want.items and got.details == want.details
 
 
 def test_levels_must_be_released_in_turn():

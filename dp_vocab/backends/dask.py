@@ -457,6 +457,11 @@ class _DaskLevels:
         grams = [g for p in parts for g in p[5]]
         return self._grams(n, [grams[i] for i in merged.found_at.tolist()]), merged.bounded
 
+    def level_chunks(self, n: int, key: bytes, bounding: Bounding | None = None):
+        """``level_rows`` as one chunk (the merged rows are held whole here)."""
+        grams, b = self.level_rows(n, key, bounding)
+        return grams, iter([b])
+
     def _grams(self, n: int, grams: list[Gram]) -> LevelGrams:
         """Merged n-grams keyed as the local levels key them (candidate keys of C_n)."""
         return LevelGrams.of_grams(grams, self.released[n - 2] if n > 1 else None, self.joiner)

@@ -284,6 +284,12 @@ class NgramLevels(Protocol):
         keyed order (item ids index the list): for sequential policies over a level."""
         ...
 
+    def level_chunks(self, n: int, key: bytes, bounding: "Bounding | None" = None
+                     ) -> tuple[NgramCandidates, Iterator[BoundedSets]]:
+        """``level_rows`` a chunk of users at a time, the chunks and the users in each
+        (``order``) in keyed order: for sequential policies without all rows at once."""
+        ...
+
     def set_released(self, n: int, grams: list[tuple[str, ...]]) -> None:
         """The released level-n n-grams (sorted), members of the level last weighed."""
         ...

@@ -170,14 +170,15 @@ def _concat(parts: list[np.ndarray], dtype) -> np.ndarray:
 
 class TokenLevels:
     """DPNE levels over an in-memory token corpus (the module docstring says how they are
-    held). ``chunk_positions``: how many positions' users are built and capped at once;
+    held). ``chunk_positions``: how many positions' users are built and capped at once
+    (default ``CHUNK_POSITIONS``);
     ``bitmap_bytes``: the largest bitmap of a level's key span (default: ``BITMAP_BYTES`` or
     two bytes per position)."""
 
     def __init__(self, corpus: SequenceArrays, bounding: Bounding,
-                 chunk_positions: int = CHUNK_POSITIONS, bitmap_bytes: int | None = None):
+                 chunk_positions: int | None = None, bitmap_bytes: int | None = None):
         self.corpus, self.bounding, self.joiner = corpus, bounding, corpus.joiner
-        self.chunk_positions = chunk_positions
+        self.chunk_positions = chunk_positions or CHUNK_POSITIONS
         self.bitmap_bytes = max(BITMAP_BYTES, 2 * corpus.tokens.size) if bitmap_bytes is None \
             else bitmap_bytes
         n_users = len(corpus.user_ids)
@@ -239,51 +240,58 @@ class TokenLevels:
             return LevelGrams.unigrams(keys, vocab.strings, self.joiner, vocab.hashes()[keys])
         return LevelGrams.joined(keys, self.prev, self.joiner)
 
-    def _bounded(self, n: int, present, grams: LevelGrams, order_words: np.ndarray,
-                 seeds: np.ndarray, bounding: Bounding) -> BoundedSets:
-        """Every user's capped row (user rows in order, items ascending), chunk by chunk."""
-        state = self._state(n)
+    def _chunk_rows(self, n: int, key: bytes, bounding: Bounding, keyed: bool
+                    ) -> tuple[LevelGrams, np.ndarray, Iterator[tuple[np.ndarray, BoundedSets]]]:
+        """(the level's candidates held by some user, the users' order words, and chunk by
+        chunk the users and their capped rows): users in row order, or in keyed order when
+        ``keyed``; a chunk's rows follow its users, items ascending."""
+        keys, bitmap, below = self._present(n)
+        grams = self._grams(n, keys)
+        order_words, seeds = user_keys(self.corpus.user_ids, key)
         hashes = grams.hashes
         names = _Names(grams)
         ties = string_ties(names, hashes)
-        listed_ranks = None
         if bounding.max_outside is not None and bounding.listed is not None:
-            listed_ranks = bounding.listed.ranks(hashes, grams.names_at)
-            bounding = replace(bounding, listed=_KnownRanks(listed_ranks))
-        n_users = len(self.corpus.user_ids)
-        row_len = np.zeros(n_users, dtype=np.int64)
-        scratch = np.empty(int(self.user_positions.max(initial=0)), dtype=np.int64)
-        item_parts, count_parts = [], []
-        for users in self._chunks(np.arange(n_users)):
-            size = int(self.user_positions[users].sum())
-            items = np.empty(size, dtype=np.int32)
-            counts = np.empty(size, dtype=np.int32)
-            lengths = np.empty(users.size, dtype=np.int64)
-            o = _kernels.users_rows(*state, users, n, len(self.prev), *present, scratch,
-                                    items, counts, lengths)
-            indptr = np.zeros(users.size + 1, dtype=np.int64)
-            np.cumsum(lengths, out=indptr[1:])
-            b = bound_sets(indptr, items[:o], counts[:o], names, hashes, ties,
-                           (order_words[users], seeds[users]), bounding)
-            row_len[users] = np.diff(b.indptr)
-            item_parts.append(b.items.copy())
-            count_parts.append(b.counts.copy())
-            del items, counts, b
-        indptr = np.zeros(n_users + 1, dtype=np.int64)
-        np.cumsum(row_len, out=indptr[1:])
-        return BoundedSets(keyed_order(order_words), indptr, _concat(item_parts, np.int32),
-                           _concat(count_parts, np.int32), listed_ranks)
+            bounding = replace(bounding, listed=_KnownRanks(
+                bounding.listed.ranks(hashes, grams.names_at)))
+        users_all = keyed_order(order_words) if keyed else np.arange(order_words.shape[0])
+
+        def chunks() -> Iterator[tuple[np.ndarray, BoundedSets]]:
+            state = self._state(n)
+            scratch = np.empty(int(self.user_positions.max(initial=0)), dtype=np.int64)
+            for users in self._chunks(users_all):
+                size = int(self.user_positions[users].sum())
+                items = np.empty(size, dtype=np.int32)
+                counts = np.empty(size, dtype=np.int32)
+                lengths = np.empty(users.size, dtype=np.int64)
+                o = _kernels.users_rows(*state, users, n, len(self.prev), bitmap, below, keys,
+                                        scratch, items, counts, lengths)
+                indptr = np.zeros(users.size + 1, dtype=np.int64)
+                np.cumsum(lengths, out=indptr[1:])
+                # a user's cap depends on its own row, seed and the items' hashes only: the
+                # same in any chunk
+                yield users, bound_sets(indptr, items[:o], counts[:o], names, hashes, ties,
+                                        (order_words[users], seeds[users]), bounding)
+        return grams, order_words, chunks()
 
     def level_item_rows(self, n: int, key: bytes,
                         bounding: Bounding | None = None) -> tuple[LevelGrams, BoundedRows]:
         """Level n's candidates held by some user (sorted keys), and every user's bounded row
         of them (≤ Δ0, level key ``key``) with the users' order words and the items' hashes;
         item ids index the candidates. ``bounding``: this level's cap, if not the levels' own."""
-        keys, *lookup = self._present(n)
-        grams = self._grams(n, keys)
-        order_words, seeds = user_keys(self.corpus.user_ids, key)
-        b = self._bounded(n, (lookup[0], lookup[1], keys), grams, order_words, seeds,
-                          bounding or self.bounding)
+        grams, order_words, chunks = self._chunk_rows(n, key, bounding or self.bounding, False)
+        row_len = np.zeros(order_words.shape[0], dtype=np.int64)
+        item_parts, count_parts = [], []
+        listed_ranks = None
+        for users, b in chunks:
+            row_len[users] = np.diff(b.indptr)
+            item_parts.append(b.items.copy())   # (the chunk's arrays may be its buffers)
+            count_parts.append(b.counts.copy())
+            listed_ranks = b.listed_ranks
+        indptr = np.zeros(row_len.size + 1, dtype=np.int64)
+        np.cumsum(row_len, out=indptr[1:])
+        b = BoundedSets(keyed_order(order_words), indptr, _concat(item_parts, np.int32),
+                        _concat(count_parts, np.int32), listed_ranks)
         return grams, BoundedRows(b, grams.hashes, grams.names_at, order_words)
 
     def level_rows(self, n: int, key: bytes,
@@ -291,6 +299,13 @@ class TokenLevels:
         """``level_item_rows`` without the order words (``bounding.NgramLevels``)."""
         grams, rows = self.level_item_rows(n, key, bounding)
         return grams, rows.bounded
+
+    def level_chunks(self, n: int, key: bytes, bounding: Bounding | None = None
+                     ) -> tuple[LevelGrams, Iterator[BoundedSets]]:
+        """``level_rows`` a chunk of users at a time, users in keyed order (each chunk's
+        ``order`` is its rows in order): the level's whole rows are never held."""
+        grams, _, chunks = self._chunk_rows(n, key, bounding or self.bounding, True)
+        return grams, (b for _, b in chunks)
 
     def level_weights(self, n: int, key: bytes,
                       bounding: Bounding | None = None) -> tuple[LevelGrams, np.ndarray]:

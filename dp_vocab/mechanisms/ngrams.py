@@ -24,8 +24,7 @@ import numpy as np
 from scipy.special import ndtri
 
 from ..bounding import (MAX_ITEMS_PER_USER, Bounding, Input, NgramCandidates, NgramLevels,
-                        Priority, UserData,
-                        Weighting, check_key, derive_key)
+                        Priority, UserData, Weighting, check_key, derive_key)
 from ..errors import ParameterError
 from ..privacy import calibrate
 from ..privacy.noise import RandomSource, bernoulli, binomial, gaussian_release_probability
@@ -199,9 +198,12 @@ class DPNE(Mechanism):
         own = () if self._bounding(n) == self._bounding(1) else (self._bounding(n),)
         if self.policy == "weighted":
             return levels.level_weights(n, key, *own)
-        grams, b = levels.level_rows(n, key, *own)
+        grams, chunks = levels.level_chunks(n, key, *own)
         gamma = rho + self.alpha * self.level_sigmas[n - 1]
-        w = _kernels.l2_descent(b.order, b.indptr, b.items, len(grams), gamma)
+        hg = _kernels.descent_state(np.full(len(grams), gamma))
+        for b in chunks:   # users in keyed order, a chunk at a time
+            _kernels.l2_descent_rows(hg, b.order, b.indptr, b.items)
+        w = _kernels.descent_weights(hg)
         pos = np.flatnonzero(w > 0)
         return grams.subset(pos), w[pos]
 
