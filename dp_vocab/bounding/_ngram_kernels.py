@@ -46,9 +46,9 @@ def mark_present(s, tokens, seq_ptr, n, m, words):
 
 @njit(cache=True, nogil=True)
 def bitmap_index(words):
-    """(set bits below each word (int64, one more than the words), the set bits' values in
+    """(set bits below each word (int32, one more than the words), the set bits' values in
     ascending order): a key's dense id is the number of set bits below it."""
-    below = np.zeros(words.size + 1, dtype=np.int64)
+    below = np.zeros(words.size + 1, dtype=np.int32)   # ids are int32
     for w in range(words.size):
         below[w + 1] = below[w] + ones(words[w])
     values = np.empty(below[words.size], dtype=np.int64)
@@ -61,6 +61,24 @@ def bitmap_index(words):
             o += 1
             x ^= low
     return below, values
+
+
+@njit(cache=True, nogil=True)
+def merge_distinct(a, b):
+    """The distinct values of sorted ``a`` (distinct) and sorted ``b`` (repeats allowed)."""
+    out = np.empty(a.size + b.size, dtype=np.int64)
+    i = j = o = 0
+    while i < a.size or j < b.size:
+        if j == b.size or (i < a.size and a[i] <= b[j]):
+            v = a[i]
+            i += 1
+        else:
+            v = b[j]
+            j += 1
+        if o == 0 or out[o - 1] != v:
+            out[o] = v
+            o += 1
+    return out[:o].copy()
 
 
 @njit(cache=True, nogil=True)

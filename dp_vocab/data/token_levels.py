@@ -30,9 +30,9 @@ Gram = tuple[str, ...]   # an n-gram: its tokens
 
 CHUNK_POSITIONS = 1 << 22   # positions whose users' rows are built and capped at once
 HASH_BATCH = 1 << 17        # names joined and hashed at once
-# the present candidates are found with a bitmap of the key span when it takes at most this
-# many bytes or two per position, else by sorting each chunk's keys
-BITMAP_BYTES = 1 << 26
+# the present candidates are found with a bitmap of the key span (and its rank counts) when
+# they take at most this many bytes or two per position, else by sorting each chunk's keys
+BITMAP_BYTES = 1 << 27
 
 
 class LevelGrams(Sequence[Gram]):
@@ -219,7 +219,7 @@ class TokenLevels:
         state = self._state(n)
         m, span = len(self.prev), self._span(n)
         n_words = (span + 63) // 64
-        if 16 * n_words <= self.bitmap_bytes:
+        if 12 * n_words <= self.bitmap_bytes:
             words = np.zeros(n_words, dtype=np.uint64)
             _kernels.mark_present(state[0], state[1], state[2], n, m, words)
             below, keys = _kernels.bitmap_index(words)
@@ -231,8 +231,10 @@ class TokenLevels:
             if buf.size < need:
                 buf = np.empty(need, dtype=np.int64)
             o = _kernels.users_keys(*state, users, n, m, buf)
-            keys = np.union1d(keys, buf[:o])
-        return keys, np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64)
+            part = buf[:o]
+            part.sort()
+            keys = _kernels.merge_distinct(keys, part)
+        return keys, np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int32)
 
     def _grams(self, n: int, keys: np.ndarray) -> LevelGrams:
         if n == 1:
