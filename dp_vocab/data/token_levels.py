@@ -171,9 +171,8 @@ def _concat(parts: list[np.ndarray], dtype) -> np.ndarray:
 class TokenLevels:
     """DPNE levels over an in-memory token corpus (the module docstring says how they are
     held). ``chunk_positions``: how many positions' users are built and capped at once
-    (default ``CHUNK_POSITIONS``);
-    ``bitmap_bytes``: the largest bitmap of a level's key span (default: ``BITMAP_BYTES`` or
-    two bytes per position)."""
+    (default ``CHUNK_POSITIONS``); ``bitmap_bytes``: the largest bitmap of a level's key span
+    with its rank counts (default ``BITMAP_BYTES`` or two bytes per position)."""
 
     def __init__(self, corpus: SequenceArrays, bounding: Bounding,
                  chunk_positions: int | None = None, bitmap_bytes: int | None = None):
