@@ -135,6 +135,14 @@ def _level_rows(levels, n: int, bounding=None) -> list:
             for u in b.order.tolist()]
 
 
+def _level_chunks(levels, n: int, bounding=None) -> list:
+    """``_level_rows`` read a chunk at a time (chunks and users in keyed order)."""
+    grams, chunks = levels.level_chunks(n, KEY, bounding)
+    return [sorted((grams[i], c) for i, c in zip(b.items[b.indptr[u]:b.indptr[u + 1]].tolist(),
+                                                 b.counts[b.indptr[u]:b.indptr[u + 1]].tolist()))
+            for b in chunks for u in b.order.tolist()]
+
+
 def _at_level_2(ask):
     """``ask(levels)`` at level 2, the released level 1 set (public: the 150 words of most
     weight locally)."""
@@ -158,6 +166,8 @@ SEQUENCE_QUESTIONS = {
     "ngram_levels:level_rows": lambda d, _: _level_rows(d.ngram_levels(Bounding(10)), 1),
     "ngram_levels:set_released:level_weights": _at_level_2(lambda lv: _level_weights(lv, 2)),
     "ngram_levels:set_released:level_rows": _at_level_2(lambda lv: _level_rows(lv, 2, LEVEL_CAP)),
+    "ngram_levels:set_released:level_chunks": _at_level_2(
+        lambda lv: _level_chunks(lv, 2, LEVEL_CAP)),
     **{name: (lambda d, _, name=name: _refusal(
         lambda: getattr(d, name)(*{"holder_counts": (ITEMS,), "weight_sums": (
             KEY, Bounding(5), Weighting.L2), "clipped_count_sums": (ITEMS, KEY, Bounding(5), 2)
@@ -173,7 +183,7 @@ def test_the_conformance_questions_cover_the_protocol():
     asked = {q.split(":")[0] for q in SEQUENCE_QUESTIONS}
     assert asked == set(ItemSetData.__abstractmethods__) | set(SequenceData.__abstractmethods__)
     level_methods = {p for q in SEQUENCE_QUESTIONS for p in q.split(":")[1:]} - {"capped"}
-    assert level_methods == {"level_weights", "level_rows", "set_released"}
+    assert level_methods == {"level_weights", "level_rows", "level_chunks", "set_released"}
 
 
 def test_every_backend_is_registered_and_loads_the_protocols_data(both, cluster):

@@ -192,63 +192,38 @@ def test_dpne_joiner_inside_tokens_is_unambiguous():
             sum(1 for g in rel.items if g.count("_") == n - 1) for n in (1, 2, 3)]
 
 
-def test_dpne_level_sets_hold_any_number_of_users():
-    """Per-user candidate sets once packed (user << 42 | key): users ≥ 2^21 overflowed."""
-    from types import SimpleNamespace
-
-    from dp_vocab.data.token_corpus import _level_itemsets
-    n_users = 2 ** 22 + 3
-    corpus = SimpleNamespace(n_users=n_users, user_ids=range(n_users))
-    pos_user = np.array([0, n_users - 1, n_users - 1, 2 ** 21], dtype=np.int64)
-    cand = np.array([7, 2 ** 40 + 1, 2 ** 40 + 1, 7], dtype=np.int64)
-    level, keys = _level_itemsets(corpus, pos_user, cand, lambda ks: [str(k) for k in ks])
-    assert keys.tolist() == [7, 2 ** 40 + 1]
-    rows = {u: level.row(u) for u in (0, 2 ** 21, n_users - 1)}
-    assert [(r[0].tolist(), r[1].tolist()) for r in rows.values()] == [([0], [1]), ([0], [1]),
-                                                                          ([1], [2])]
-
-
 @given(st.data())
 @settings(max_examples=200, deadline=None)
 def test_level_kernels_equal_their_array_definitions(data):
     """The compiled passes behind DPNE's levels against the numpy expressions they replace."""
-    from dp_vocab.bounding._ngram_kernels import candidate_keys, mark_released, runs
-    from dp_vocab.data.token_corpus import _sorted_distinct
+    from dp_vocab.bounding._ngram_kernels import bitmap_index, mark_present, mark_released
     m = data.draw(st.integers(1, 40))
     n_pos = data.draw(st.integers(0, 120))
     rng = np.random.default_rng(data.draw(st.integers(0, 2 ** 32 - 1)))
     s = rng.integers(-1, m, n_pos).astype(np.int32)
-    room = rng.integers(0, 8, n_pos).astype(np.int8)
+    tokens = np.zeros(n_pos, dtype=np.int32)
+    cuts = np.unique(rng.integers(0, n_pos + 1, data.draw(st.integers(0, 6))))
+    seq_ptr = np.unique(np.concatenate([[0, n_pos], cuts])).astype(np.int64)
     n = data.draw(st.integers(2, 6))
-    # candidates: both (n-1)-grams released and room for an n-gram
-    ok = np.zeros(0, bool) if n_pos < 2 else (s[:-1] >= 0) & (s[1:] >= 0) & (room[:-1] >= n)
-    pos = np.flatnonzero(ok)
-    got_pos, got_keys = candidate_keys(s, room, n, m)
-    assert got_pos.tolist() == pos.tolist()
-    assert got_keys.tolist() == (s[pos].astype(np.int64) * m + s[pos + 1]).tolist()
-    # released keys: positions whose key is released get its rank, others keep -1
+    # candidates: both (n-1)-grams released and the n-gram inside its sequence
+    end = np.repeat(seq_ptr[1:], np.diff(seq_ptr))
+    pos = np.array([i for i in range(n_pos - 1)
+                    if s[i] >= 0 and s[i + 1] >= 0 and i + n <= end[i]], dtype=np.int64)
+    keys_at = s[pos].astype(np.int64) * m + s[pos + 1] if pos.size else np.zeros(0, np.int64)
+    words = np.zeros((m * m + 63) // 64, dtype=np.uint64)
+    mark_present(s, tokens, seq_ptr, n, m, words)
+    below, present = bitmap_index(words)
+    assert present.tolist() == np.unique(keys_at).tolist()
+    assert below[-1] == present.size
+    # released keys: positions whose key is released get its rank, all others -1
     released = np.unique(rng.integers(0, m * m, data.draw(st.integers(1, 30))))
-    order = rng.permutation(released.size)
-    keys = released[order]   # S_n in some order: rank i holds keys[i]
+    keys = released[rng.permutation(released.size)]   # S_n in some order: rank i holds keys[i]
     by_key = np.argsort(keys)
     starts = np.searchsorted(keys[by_key], np.arange(m + 1, dtype=np.int64) * m)
-    marked = np.full(n_pos, -1, dtype=np.int32)
-    mark_released(got_pos, got_keys, m, starts, keys[by_key], by_key.astype(np.int32), marked)
     expected = np.full(n_pos, -1, dtype=np.int32)
-    for p, k in zip(got_pos.tolist(), got_keys.tolist()):
+    for p, k in zip(pos.tolist(), keys_at.tolist()):
         hit = np.flatnonzero(keys == k)
         if hit.size:
             expected[p] = hit[0]
-    assert marked.tolist() == expected.tolist()
-    # per-user distinct candidates with their counts, then dense ids of the candidates
-    span = data.draw(st.integers(1, 3000))
-    packed = np.sort(rng.integers(0, 7 * span, data.draw(st.integers(0, 200))))
-    users, cands, counts = runs(packed, span)
-    uniq, cnt = np.unique(packed, return_counts=True)
-    assert users.tolist() == (uniq // span).tolist() and cands.tolist() == (uniq % span).tolist()
-    assert counts.tolist() == cnt.tolist()
-    values = rng.integers(0, span, data.draw(st.integers(0, 200))).astype(np.int64)
-    want = np.unique(values, return_inverse=True)
-    for room_for in (span, 10 ** 12):   # the bitmap, and polars' dense rank
-        distinct, ids = _sorted_distinct(values, room_for)
-        assert distinct.tolist() == want[0].tolist() and ids.tolist() == want[1].tolist()
+    mark_released(s, tokens, seq_ptr, n, m, starts, keys[by_key], by_key.astype(np.int32))
+    assert s.tolist() == expected.tolist()

@@ -24,7 +24,7 @@ from ..bounding import (BoundedSets, BoundedRows, Bounding, ItemSetData, ItemWei
 from ..ingest.corpora.readers import MIXED_ID_MESSAGE, MixedUserIdWarning
 from ..errors import ParameterError
 from ..data.itemsets import ItemSets, Vocabulary
-from ..data.token_corpus import Gram, TokenCorpus
+from ..data.token_corpus import Gram, LevelGrams, TokenCorpus
 from .base import Backend, register_backend
 from .settings import TLS_KEYS
 
@@ -419,7 +419,7 @@ def _level_rows_of(corpus: TokenCorpus, bounding: Bounding, released: list, n: i
     grams, rows = _replayed(corpus, bounding, released).level_item_rows(
         n, key, level_bounding)
     ids, items = _used(rows.bounded.items, len(grams))   # only the grams some row keeps
-    grams = [grams[i] for i in ids.tolist()]
+    grams = grams.take(ids)
     table = _identities(rows.hashes[ids], [corpus.joiner.join(g) for g in grams])
     return _Whole((rows.order_words, np.diff(rows.bounded.indptr), items, rows.bounded.counts,
                    table, grams))
@@ -445,7 +445,8 @@ class _DaskLevels:
         total = _add_dicts(self.data._map(_level_of, self.bounding, self.released[:n - 1],
                                           n, key, bounding))
         grams = list(total)
-        return grams, np.fromiter((total[g] for g in grams), dtype=np.float64, count=len(grams))
+        return self._grams(n, grams), np.fromiter((total[g] for g in grams), dtype=np.float64,
+                                                  count=len(grams))
 
     def level_rows(self, n: int, key: bytes, bounding: Bounding | None = None):
         """All users' level-n rows in keyed order, merged from the partitions as
@@ -454,7 +455,16 @@ class _DaskLevels:
                                n, key, bounding)
         merged = _MergedRows([p[:5] for p in parts])
         grams = [g for p in parts for g in p[5]]
-        return [grams[i] for i in merged.found_at.tolist()], merged.bounded
+        return self._grams(n, [grams[i] for i in merged.found_at.tolist()]), merged.bounded
+
+    def level_chunks(self, n: int, key: bytes, bounding: Bounding | None = None):
+        """``level_rows`` as one chunk (the merged rows are held whole here)."""
+        grams, b = self.level_rows(n, key, bounding)
+        return grams, iter([b])
+
+    def _grams(self, n: int, grams: list[Gram]) -> LevelGrams:
+        """Merged n-grams keyed as the local levels key them (candidate keys of C_n)."""
+        return LevelGrams.of_grams(grams, self.released[n - 2] if n > 1 else None, self.joiner)
 
     def set_released(self, n: int, grams: list[Gram]) -> None:
         self.released = self.released[:n - 1] + [list(grams)]

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import enum
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -242,22 +242,52 @@ class BoundedRows:
         return len(self.hashes)
 
 
+class NgramCandidates(Protocol):
+    """A level's n-grams (token tuples) as int64 keys with their item hashes, made into
+    tuples only when read (``data.token_levels.LevelGrams``)."""
+
+    keys: np.ndarray
+
+    @property
+    def hashes(self) -> np.ndarray: ...
+
+    def __len__(self) -> int: ...
+
+    def __iter__(self) -> Iterator[tuple[str, ...]]: ...
+
+    def take(self, positions: np.ndarray) -> list[tuple[str, ...]]:
+        """The n-grams at ``positions``, in that order."""
+        ...
+
+    def subset(self, positions: np.ndarray) -> "NgramCandidates":
+        """The candidates at ``positions``, in that order."""
+        ...
+
+    def sorted_keys(self) -> np.ndarray: ...
+
+
 class NgramLevels(Protocol):
     """Level-wise n-gram weights (DPNE): n-grams are token tuples."""
 
     joiner: str
 
     def level_weights(self, n: int, key: bytes, bounding: "Bounding | None" = None
-                      ) -> tuple[list[tuple[str, ...]], np.ndarray]:
+                      ) -> tuple[NgramCandidates, np.ndarray]:
         """Level n's n-grams with positive weight and their weights (1/√k each over ≤ Δ0 per
         user), given the released (n−1)-grams set before; ``bounding`` overrides the levels'
         cap for this level."""
         ...
 
     def level_rows(self, n: int, key: bytes, bounding: "Bounding | None" = None
-                   ) -> tuple[list[tuple[str, ...]], BoundedSets]:
+                   ) -> tuple[NgramCandidates, BoundedSets]:
         """Level n's candidates held by some user, and all users' bounded rows of them in
         keyed order (item ids index the list): for sequential policies over a level."""
+        ...
+
+    def level_chunks(self, n: int, key: bytes, bounding: "Bounding | None" = None
+                     ) -> tuple[NgramCandidates, Iterator[BoundedSets]]:
+        """``level_rows`` a chunk of users at a time, the chunks and the users in each
+        (``order``) in keyed order: for sequential policies without all rows at once."""
         ...
 
     def set_released(self, n: int, grams: list[tuple[str, ...]]) -> None:
@@ -371,7 +401,7 @@ def needs_item_sets() -> ParameterError:
 
 __all__ = ["BoundedSets", "normalised_contributions", "BoundedRows", "Bounding", "Input", "ItemSetData", "ItemWeights", "Listed", "NamesOf",
            "MAX_ITEMS_PER_USER",
-           "MISSING_RANK", "NgramLevels", "needs_item_sets", "needs_sequences",
+           "MISSING_RANK", "NgramCandidates", "NgramLevels", "needs_item_sets", "needs_sequences",
            "Priority", "SequenceData", "UserData", "Weighting", "bound_sets", "canonical_order", "check_key",
            "string_ties", "derive_key", "fingerprints", "keyed_order", "user_keys", "user_order",
            "user_weights"]

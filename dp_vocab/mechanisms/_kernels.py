@@ -111,12 +111,36 @@ def l2_descent_cutoffs(order, indptr, items, n_items, gammas):
     the user's coordinates below their cutoffs move straight towards them by L2 distance ≤ 1.
     In coordinates H − Γ this is ``l2_descent`` translated, so it contracts the same way
     (public.md §2). A row's items are distinct (as every ItemSets row is)."""
-    # each item's (H, Γ) side by side, at 2u and 2u + 1: one cache line per item read, not
-    # two (flat, with explicit loops: 2-D slicing makes the first compilation far slower)
-    hg = np.empty(2 * n_items, dtype=np.float64)
-    for u in range(n_items):
+    hg = descent_state(gammas)
+    l2_descent_rows(hg, order, indptr, items)
+    return descent_weights(hg)
+
+
+@njit(cache=True)
+def descent_state(gammas):
+    """Each item's (H, Γ) side by side, at 2u and 2u + 1, H = 0: one cache line per item
+    read, not two (flat, with explicit loops: 2-D slicing makes the first compilation far
+    slower)."""
+    hg = np.empty(2 * gammas.size, dtype=np.float64)
+    for u in range(gammas.size):
         hg[2 * u] = 0.0
         hg[2 * u + 1] = gammas[u]
+    return hg
+
+
+@njit(cache=True)
+def descent_weights(hg):
+    """The H of a ``descent_state``."""
+    hist = np.empty(hg.size // 2, dtype=np.float64)
+    for u in range(hist.size):
+        hist[u] = hg[2 * u]
+    return hist
+
+
+@njit(cache=True)
+def l2_descent_rows(hg, order, indptr, items):
+    """``l2_descent_cutoffs``' users in ``order`` applied to the state ``hg`` in place: users
+    given in several calls, in keyed order, take the same floating-point steps as in one."""
     gaps, idx = _row_scratch(indptr)
     for i in range(order.size):
         _prefetch_rows(order, i, indptr, items)
@@ -140,10 +164,6 @@ def l2_descent_cutoffs(order, indptr, items, n_items, gammas):
         else:
             for k in range(n):
                 hg[2 * idx[k]] += gaps[k] / z
-    hist = np.empty(n_items, dtype=np.float64)
-    for u in range(n_items):
-        hist[u] = hg[2 * u]
-    return hist
 
 
 @njit(cache=True)

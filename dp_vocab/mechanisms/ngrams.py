@@ -25,10 +25,9 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import ndtri
 
-from ..bounding import (MAX_ITEMS_PER_USER, Bounding, Input, NgramLevels, Priority, UserData,
-                        Weighting, check_key, derive_key)
+from ..bounding import (MAX_ITEMS_PER_USER, Bounding, Input, NgramCandidates, NgramLevels,
+                        Priority, UserData, Weighting, check_key, derive_key)
 from ..errors import ParameterError
-from ..data.itemsets import item_hashes
 from ..privacy import calibrate
 from ..privacy.noise import RandomSource, bernoulli, binomial, gaussian_release_probability
 from ..privacy.params import check_choice, check_nonnegative, check_positive_int, check_real
@@ -45,7 +44,7 @@ class Level(NamedTuple):
     """One level's candidates with positive weight, in item-hash order (the same draws on any
     backend), their pre-noise weights, ρ_n and the public domain C_n (None at level 1)."""
 
-    grams: list[Gram]
+    grams: NgramCandidates
     weights: np.ndarray
     rho: float
     join: CandidateJoin | None
@@ -246,11 +245,14 @@ class DPNE(Mechanism):
         own = () if self._bounding(n) == self._bounding(1) else (self._bounding(n),)
         if self.policy == "weighted":
             return levels.level_weights(n, key, *own)
-        grams, b = levels.level_rows(n, key, *own)
+        grams, chunks = levels.level_chunks(n, key, *own)
         gamma = rho + self.alpha * self.level_sigmas[n - 1]
-        w = _kernels.l2_descent(b.order, b.indptr, b.items, len(grams), gamma)
+        hg = _kernels.descent_state(np.full(len(grams), gamma))
+        for b in chunks:   # users in keyed order, a chunk at a time
+            _kernels.l2_descent_rows(hg, b.order, b.indptr, b.items)
+        w = _kernels.descent_weights(hg)
         pos = np.flatnonzero(w > 0)
-        return [grams[i] for i in pos.tolist()], w[pos]
+        return grams.subset(pos), w[pos]
 
     def _level(self, levels: NgramLevels, n: int, previous: list[Gram],
                key: bytes) -> "Level | None":
@@ -261,8 +263,8 @@ class DPNE(Mechanism):
             return None
         rho = self._level_threshold(n, previous, join)
         grams, w = self._level_weights(levels, n, self._level_key(key, n), rho)
-        order = np.argsort(item_hashes([levels.joiner.join(g) for g in grams]), kind="stable")
-        return Level([grams[i] for i in order.tolist()], w[order], rho, join)
+        order = np.argsort(grams.hashes, kind="stable")
+        return Level(grams.subset(order), w[order], rho, join)
 
     def level_histogram(self, levels: NgramLevels, n: int, previous: list[Gram],
                         key: bytes) -> dict[str, float]:
@@ -277,13 +279,13 @@ class DPNE(Mechanism):
         m = self.for_data(data)
         return m.level_histogram(m.ngram_levels(data), 1, [], key)
 
-    def _decide_level1(self, grams: list[Gram], w: np.ndarray, rho: float, sigma: float,
+    def _decide_level1(self, grams: NgramCandidates, w: np.ndarray, rho: float, sigma: float,
                         random: RandomSource, join_str) -> list[Gram]:
         """Level 1's decisions (candidates in item-hash order): H + N(0, σ_1²) > ρ_1."""
         keep = bernoulli(gaussian_release_probability(w, rho, sigma), random)
         return [g for g, k in zip(grams, keep.tolist()) if k]
 
-    def _decide_level(self, n: int, grams: list[Gram], w: np.ndarray, rho: float, sigma: float,
+    def _decide_level(self, n: int, grams: NgramCandidates, w: np.ndarray, rho: float, sigma: float,
                       join: CandidateJoin, released_before: int,
                       random: RandomSource) -> list[Gram]:
         """Level n ≥ 2's decisions over C_n (held candidates in item-hash order): by ρ_n, or by
@@ -299,8 +301,7 @@ class DPNE(Mechanism):
             keep, k = level_bh(w, join.size, sigma, self.level_fdr, random,
                                total=None if totals is None else totals[n - 2],
                                others=released_before, adaptive_lambda=self.level_fdr_lambda)
-        kept = [g for g, x in zip(grams, keep.tolist()) if x]
-        return kept + join.sample(k, set(grams), random)
+        return grams.take(np.flatnonzero(keep)) + join.sample(k, grams.sorted_keys(), random)
 
     def _select(self, data: UserData, key: bytes, random: RandomSource) -> Selection:
         """Levels 1..T, each over the candidates the released level before allows."""

@@ -474,7 +474,7 @@ class DPNEPublic(PublicCutoffParameters, DPNE):
                           rho + self.alpha * sigma)
         w = _kernels.l2_descent_cutoffs(b.order, b.indptr, b.items, len(grams), gammas)
         pos = np.flatnonzero(w > 0)
-        return [grams[i] for i in pos.tolist()], w[pos]
+        return grams.subset(pos), w[pos]
 
     def _decide_level1(self, grams, w, rho, sigma, random, join_str):
         names = [join_str(g) for g in grams]
