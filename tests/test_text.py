@@ -109,3 +109,16 @@ def test_spacy_and_hf_on_a_process_pool_equal_serial(monkeypatch, tokenizer):
     got = [[strings[t] for t in seqs.tokens[a:b]] for a, b in zip(seqs.seq_ptr[:-1],
                                                                    seqs.seq_ptr[1:])]
     assert got == [run for _, t in docs for run in ex.runs(t)]
+
+
+def test_bert_kind_splits_cjk_ideographs_as_bert_does():
+    """The "bert" kind makes the words BERT's own pipeline makes: each CJK ideograph a word
+    (BertNormalizer's handle_chinese_chars), Hangul and kana left whole."""
+    from tokenizers import normalizers, pre_tokenizers
+    bert_norm = normalizers.BertNormalizer(clean_text=False, handle_chinese_chars=True,
+                                           strip_accents=False, lowercase=False)
+    bert_pre = pre_tokenizers.BertPreTokenizer()
+    ours = HFPreTokenizer("bert")
+    for text in ["用于企业微信的框架 hello, world!", "한국어 도구와 カタカナ 𠀀x豈", "a中b", "代码→列表"]:
+        expected = [w for w, _ in bert_pre.pre_tokenize_str(bert_norm.normalize_str(text))]
+        assert ours(text) == expected

@@ -34,7 +34,7 @@ from .exported import Exported
 from .lines import LINE_BREAK, LONE_SURROGATE, check_items_writable
 from .like import LikeSource
 from .model_card import model_card
-from ..ingest.text.tokenizers import script_parts, sentencepiece_whitespace
+from ..ingest.text.tokenizers import bert_pre_tokenizer, script_parts, sentencepiece_whitespace
 from .trained import BYTE_PIECES, PublicPrior, train_model, training_counts, with_byte_pieces
 
 MODELS = ("wordlevel", "wordpiece", "bpe", "unigram")
@@ -103,12 +103,12 @@ def _items_pre_tokenizer(items: dict):
         # byte-level / metaspace items carry space marks; BERT style uses their surface text
         return {"whitespace": pre_tokenizers.Whitespace,
                 "whitespace_split": pre_tokenizers.WhitespaceSplit,
-                "bert": pre_tokenizers.BertPreTokenizer,
-                "byte_level": pre_tokenizers.BertPreTokenizer,
+                "bert": bert_pre_tokenizer,
+                "byte_level": bert_pre_tokenizer,
                 "metaspace": pre_tokenizers.WhitespaceSplit,
                 "metaspace_split": pre_tokenizers.WhitespaceSplit}[items["kind"]]()
     # spaCy's rules have no HF equivalent: BERT's split on whitespace and punctuation is closest
-    return pre_tokenizers.BertPreTokenizer()
+    return bert_pre_tokenizer()
 
 
 def _surface(item: str, items: dict) -> str:

@@ -144,6 +144,20 @@ def _script_patterns():
         (name, regex.compile(rf"\p{{Script={name}}}")) for name in _SCRIPT_NAMES]
 
 
+# BERT's Chinese-character ranges (BasicTokenizer._is_chinese_char): each such character is a
+# word of its own, as BERT's normaliser spaces them (handle_chinese_chars)
+_CJK_IDEOGRAPHS = ("\\x{4E00}-\\x{9FFF}\\x{3400}-\\x{4DBF}\\x{20000}-\\x{2A6DF}\\x{2A700}-\\x{2B73F}"
+                   "\\x{2B740}-\\x{2B81F}\\x{2B820}-\\x{2CEAF}\\x{F900}-\\x{FAFF}\\x{2F800}-\\x{2FA1F}")
+
+
+def bert_pre_tokenizer():
+    """BERT's pre-tokenization: each CJK ideograph a word of its own, then white space and
+    punctuation (``BertPreTokenizer``). The extraction and the exported tokenizer share it."""
+    from tokenizers import Regex, pre_tokenizers as pt
+    return pt.Sequence([pt.Split(Regex(f"[{_CJK_IDEOGRAPHS}]"), behavior="isolated"),
+                        pt.BertPreTokenizer()])
+
+
 class HFPreTokenizer:
     """A Hugging Face ``tokenizers`` pre-tokenizer: Whitespace, BERT, ByteLevel, ... The
     metaspace kinds first handle white space as SentencePiece does
@@ -158,7 +172,7 @@ class HFPreTokenizer:
     def __init__(self, kind: str = "whitespace"):
         from tokenizers import pre_tokenizers as pt
         makers = {"whitespace": pt.Whitespace, "whitespace_split": pt.WhitespaceSplit,
-                  "bert": pt.BertPreTokenizer,
+                  "bert": bert_pre_tokenizer,
                   "byte_level": lambda: pt.ByteLevel(add_prefix_space=False),
                   "metaspace": pt.Metaspace, "metaspace_split": pt.Metaspace}
         if not isinstance(kind, str) or kind not in makers:
