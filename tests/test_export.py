@@ -246,27 +246,6 @@ def test_unigram_keeps_a_frequent_short_unit_as_its_piece():
     assert "\0" not in tok.get_vocab()
 
 
-def test_metaspace_split_items_train_on_units_and_residual_parts():
-    """Released whole units keep their counts; a part loses the counts of the released whole
-    units that hold it (once per time it is in one), so the trainer sees it where its whole
-    unit was not released."""
-    from dp_vocab.export.hf import split_units
-    counts = {"▁end.": 10, "▁end": 25, ".": 40, "▁a.b.": 3, "b": 5, "▁the": 50, "▁I'm": 30,
-              "▁I": 20}
-    assert split_units(sorted(counts), counts) == {
-        "▁end.": 10.0, "▁end": 15.0, ".": 24.0, "▁a.b.": 3.0, "b": 2.0, "▁the": 50.0,
-        "▁I'm": 30.0, "▁I": 0.0}
-    rel = Release(items=sorted(counts), mechanism="test", params={}, epsilon=1.0, delta=1e-5,
-                  randomness={"mode": "os"}, privacy={}, counts=counts)
-    items = {"tokenizer": "hf_pre_tokenizer", "kind": "metaspace_split", "nfkc": True,
-             "lowercase": False}
-    exp = HFTokenizerExporter(model="unigram", vocab_size=400)
-    assert exp.training_units(rel, sorted(counts), items) == split_units(sorted(counts), counts)
-    tok = exp.build(rel, items)
-    assert type(tok.pre_tokenizer).__name__ == "Metaspace"
-    assert tok.encode("end.", add_special_tokens=False).tokens == ["▁end", "."]
-
-
 def test_bpe_and_unigram_need_counts(tmp_path):
     with pytest.raises(ParameterError, match="counts"):
         HFTokenizerExporter(model="bpe").export(release(False), tmp_path, {"items": ITEMS})

@@ -4,8 +4,7 @@ import pytest
 
 from dp_vocab.errors import ParameterError
 from dp_vocab.ingest.text.items import ItemExtractor
-from dp_vocab.ingest.text.tokenizers import (HFPreTokenizer, RegexTokenizer, SpacyTokenizer,
-                                              script_parts)
+from dp_vocab.ingest.text.tokenizers import HFPreTokenizer, RegexTokenizer, SpacyTokenizer
 
 
 def test_regex_default_words_and_punctuation():
@@ -27,21 +26,10 @@ def test_spacy_and_hf_pre_tokenizers():
         SpacyTokenizer("not-a-language")
 
 
-def test_metaspace_split_gives_each_unit_and_its_script_parts():
-    """A Metaspace unit that mixes scripts, digits and punctuation also yields its parts (the
-    pieces SentencePiece's trainer could learn from it); a unit of one part yields itself once."""
-    split = HFPreTokenizer("metaspace_split")
-    assert split("I'm at\n the end.  (Really)") == [
-        "▁I", "'", "m", "▁I'm", "▁at", "▁the", "▁end", ".", "▁end.",
-        "▁(", "Really", ")", "▁(Really)"]
+def test_metaspace_marks_units_as_sentencepiece():
     assert HFPreTokenizer("metaspace")("I'm at\n the end.") == ["▁I'm", "▁at", "▁the", "▁end."]
-    # digits apart from letters and symbols; scripts apart; a combining mark stays on its base
-    assert script_parts("▁route66,") == ("▁route", "66", ",")
-    assert script_parts("▁$5.00") == ("▁$", "5", ".", "00")
-    assert script_parts("▁東京tower") == ("▁東京", "tower")
-    assert script_parts("▁ne\u0301") == ("▁ne\u0301",)
-    assert script_parts("▁") == ("▁",) and script_parts("word") == ("word",)
-    assert split.describe() == {"tokenizer": "hf_pre_tokenizer", "kind": "metaspace_split"}
+    with pytest.raises(ParameterError, match="kind"):
+        HFPreTokenizer("metaspace_split")
 
 
 def test_normalisation():

@@ -34,7 +34,7 @@ from .exported import Exported
 from .lines import LINE_BREAK, LONE_SURROGATE, check_items_writable
 from .like import LikeSource
 from .model_card import model_card
-from ..ingest.text.tokenizers import bert_pre_tokenizer, script_parts, sentencepiece_whitespace
+from ..ingest.text.tokenizers import bert_pre_tokenizer, sentencepiece_whitespace
 from .trained import BYTE_PIECES, PublicPrior, train_model, training_counts, with_byte_pieces
 
 MODELS = ("wordlevel", "wordpiece", "bpe", "unigram")
@@ -105,8 +105,7 @@ def _items_pre_tokenizer(items: dict):
                 "whitespace_split": pre_tokenizers.WhitespaceSplit,
                 "bert": bert_pre_tokenizer,
                 "byte_level": bert_pre_tokenizer,
-                "metaspace": pre_tokenizers.WhitespaceSplit,
-                "metaspace_split": pre_tokenizers.WhitespaceSplit}[items["kind"]]()
+                "metaspace": pre_tokenizers.WhitespaceSplit}[items["kind"]]()
     # spaCy's rules have no HF equivalent: BERT's split on whitespace and punctuation is closest
     return bert_pre_tokenizer()
 
@@ -128,23 +127,6 @@ def _alphabet(words, items: dict) -> list[str]:
     leaves it (no upper case after lower-casing: such pieces could never be used)."""
     public = PUBLIC_ALPHABET.lower() if items.get("lowercase", True) else PUBLIC_ALPHABET
     return sorted({ch for w in words for ch in w} | set(public))
-
-
-
-
-def split_units(words: list[str], counts) -> dict[str, float]:
-    """The trainer's table from ``metaspace_split`` items: a released whole unit keeps its
-    count; a part's count, which also holds its occurrences inside whole units, loses those of
-    the released whole units that hold it (``script_parts``), leaving the part where its whole
-    unit was not released. Post-processing of the DP counts only."""
-    out = {w: float(max(counts.get(w, 0), 0)) for w in words}
-    for w in words:
-        parts = script_parts(w)
-        if len(parts) > 1:
-            for p in parts:
-                if p in out:
-                    out[p] -= float(max(counts.get(w, 0), 0))
-    return {w: max(c, 0.0) for w, c in out.items()}
 
 
 def _check_int(name: str, value, minimum: int, maximum: int = 2 ** 31 - 1) -> int:
@@ -327,9 +309,6 @@ class HFTokenizerExporter:
                                          "metaspace": "metaspace"}.get(self.style.pieces))
         if own:
             return {w: float(max(counts.get(w, 0), 0)) for w in words}
-        if (self.style.pieces == "metaspace" and items.get("tokenizer") == "hf_pre_tokenizer"
-                and items.get("kind") == "metaspace_split"):
-            return split_units(words, counts)
         pre = self._pre_tokenizer(items)
         units: dict[str, float] = {}
         for w in words:

@@ -6,9 +6,7 @@ matching a downstream pipeline (their cost shows in the progress display).
 
 from __future__ import annotations
 
-import functools
 import re
-import unicodedata
 
 from ...errors import ParameterError
 
@@ -75,8 +73,7 @@ def _cut_run(m: re.Match) -> str:
     return " ".join(run[i:i + MAX_RUN] for i in range(0, len(run), MAX_RUN))
 
 
-HF_PRE_TOKENIZERS = ("whitespace", "whitespace_split", "bert", "byte_level", "metaspace",
-                     "metaspace_split")
+HF_PRE_TOKENIZERS = ("whitespace", "whitespace_split", "bert", "byte_level", "metaspace")
 METASPACE = "\u2581"
 
 
@@ -87,61 +84,6 @@ def sentencepiece_whitespace():
     would be another unit than the same word after a space."""
     from tokenizers import Regex, normalizers
     return normalizers.Sequence([normalizers.Replace(Regex(r"\s+"), " "), normalizers.Strip()])
-
-
-@functools.lru_cache(maxsize=1 << 20)
-def script_parts(unit: str) -> tuple[str, ...]:
-    """The parts of a Metaspace unit where SentencePiece's trainer never lets a piece run on
-    (its defaults split_by_unicode_script and split_by_number): where the script changes
-    (letters of one script; punctuation, symbols and emoji are one script, Common; Hiragana and
-    Katakana count as Han, as in SentencePiece) and around runs of decimal digits; a combining
-    mark stays with what it follows (script Inherited), and a leading "▁" with the first part
-    (SentencePiece allows "▁" only as a piece's prefix). ``"▁(hello,"`` → ``("▁(", "hello",
-    ",")``; a unit of one part is itself. A public function of the unit (cached: units repeat)."""
-    mark = METASPACE if unit.startswith(METASPACE) else ""
-    parts: list[str] = []
-    last = None
-    for ch in unit[len(mark):]:
-        script = _script(ch)
-        if parts and (script is None or script == last):
-            parts[-1] += ch
-        else:
-            parts.append(ch)
-            last = script
-    if not parts:
-        return (unit,)
-    parts[0] = mark + parts[0]
-    return tuple(parts)
-
-
-# scripts told apart among letters; letters of any other script form one class
-_SCRIPT_NAMES = ("Latin", "Greek", "Cyrillic", "Armenian", "Hebrew", "Arabic", "Syriac",
-                 "Thaana", "Devanagari", "Bengali", "Gurmukhi", "Gujarati", "Oriya", "Tamil",
-                 "Telugu", "Kannada", "Malayalam", "Sinhala", "Thai", "Lao", "Tibetan",
-                 "Myanmar", "Georgian", "Hangul", "Ethiopic", "Khmer", "Mongolian")
-
-
-@functools.lru_cache(maxsize=None)   # bounded by the characters of the corpus
-def _script(ch: str) -> str | None:
-    """A character's class for ``script_parts``: None for a combining mark."""
-    category = unicodedata.category(ch)
-    if category == "Nd":
-        return "digit"
-    if category[0] == "M":
-        return None
-    if category[0] != "L" and ch != "\u30fc":   # ー is Han for SentencePiece
-        return "Common"
-    for name, pattern in _script_patterns():
-        if pattern.match(ch):
-            return name
-    return "letter"
-
-
-@functools.lru_cache(maxsize=1)
-def _script_patterns():
-    import regex   # Unicode script properties (a dependency of wordfreq's, and ours)
-    return [("Han", regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}\u30fc]"))] + [
-        (name, regex.compile(rf"\p{{Script={name}}}")) for name in _SCRIPT_NAMES]
 
 
 # BERT's Chinese-character ranges (BasicTokenizer._is_chinese_char): each such character is a
@@ -161,40 +103,24 @@ def bert_pre_tokenizer():
 class HFPreTokenizer:
     """A Hugging Face ``tokenizers`` pre-tokenizer: Whitespace, BERT, ByteLevel, ... The
     metaspace kinds first handle white space as SentencePiece does
-    (``sentencepiece_whitespace``), as the exported Metaspace tokenizers do.
-
-    ``metaspace_split``: each Metaspace unit and, when it has more than one
-    (``script_parts``), also its parts: ``"▁end."`` gives ``"▁end"``, ``"."`` and ``"▁end."``.
-    A word is then shared by the users who write it before any punctuation, and a trainer
-    that sees the released parts learns pieces for words whose whole units are too rare to be
-    released; the whole units keep the frequent pieces that span a boundary (``"▁I'm"``)."""
+    (``sentencepiece_whitespace``), as the exported Metaspace tokenizers do."""
 
     def __init__(self, kind: str = "whitespace"):
         from tokenizers import pre_tokenizers as pt
         makers = {"whitespace": pt.Whitespace, "whitespace_split": pt.WhitespaceSplit,
                   "bert": bert_pre_tokenizer,
                   "byte_level": lambda: pt.ByteLevel(add_prefix_space=False),
-                  "metaspace": pt.Metaspace, "metaspace_split": pt.Metaspace}
+                  "metaspace": pt.Metaspace}
         if not isinstance(kind, str) or kind not in makers:
             raise ParameterError("kind", kind, "one of " + ", ".join(HF_PRE_TOKENIZERS))
         self._pre = makers[kind]()
-        self._whitespace = sentencepiece_whitespace() if kind.startswith("metaspace") else None
-        self._split = kind == "metaspace_split"
+        self._whitespace = sentencepiece_whitespace() if kind == "metaspace" else None
         self.kind = kind
 
     def __call__(self, text: str) -> list[str]:
         if self._whitespace is not None:
             text = self._whitespace.normalize_str(text)
-        units = [piece for piece, _ in self._pre.pre_tokenize_str(text)]
-        if not self._split:
-            return units
-        out: list[str] = []
-        for unit in units:
-            parts = script_parts(unit)
-            out.extend(parts)
-            if len(parts) > 1:
-                out.append(unit)
-        return out
+        return [piece for piece, _ in self._pre.pre_tokenize_str(text)]
 
     def describe(self) -> dict:
         return {"tokenizer": "hf_pre_tokenizer", "kind": self.kind}
