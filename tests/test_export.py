@@ -231,8 +231,7 @@ def test_unigram_is_trained_on_the_dp_counts(tmp_path):
 def test_unigram_keeps_a_frequent_short_unit_as_its_piece():
     """tokenizers' Unigram trainer seeds substrings by how many distinct words hold them, once
     each: on a short table of units the most frequent unit, "▁I", was seeded far below "▁" and
-    "I" and encoded as "▁" + "I". Read as chains of copies (trained.SEED_CHAIN), it is one
-    piece, and the chains' boundary character is no entry."""
+    "I" and encoded as "▁" + "I". Pieces learned by BPE's merges keep it one piece."""
     words = ["▁I", "▁It", "▁In", "▁If", "▁the", "▁then", "▁there", "▁college", "▁colleges",
              "▁student", "▁students", ".", ",", "s", "t", "'"]
     counts = {w: 300 for w in words} | {"▁I": 50000, ".": 60000, ",": 40000, "▁the": 30000,
@@ -243,7 +242,6 @@ def test_unigram_keeps_a_frequent_short_unit_as_its_piece():
         rel, {"tokenizer": "hf_pre_tokenizer", "kind": "metaspace", "nfkc": True,
               "lowercase": False})
     assert tok.encode("I am. It", add_special_tokens=False).tokens[:2] == ["▁I", "▁"]
-    assert "\0" not in tok.get_vocab()
 
 
 def test_bpe_and_unigram_need_counts(tmp_path):

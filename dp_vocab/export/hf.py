@@ -35,7 +35,7 @@ from .lines import LINE_BREAK, LONE_SURROGATE, check_items_writable
 from .like import LikeSource
 from .model_card import model_card
 from ..ingest.text.tokenizers import bert_pre_tokenizer, sentencepiece_whitespace
-from .trained import BYTE_PIECES, PublicPrior, train_model, training_counts, with_byte_pieces
+from .trained import BYTE_PIECES, PublicPrior, bpe_merges, train_model, training_counts, with_byte_pieces
 
 MODELS = ("wordlevel", "wordpiece", "bpe", "unigram")
 # Models trained on DP counts train towards vocab_size; without counts, WordPiece and WordLevel
@@ -145,7 +145,7 @@ class HFTokenizerExporter:
     """Writes ``hf/tokenizer.json``, ``hf/tokenizer_config.json``, ``hf/special_tokens_map.json``
     (``AutoTokenizer.from_pretrained("out/hf")``), and with ``classic_files`` ``vocab.txt``
     (WordPiece) or ``vocab.json`` (+ ``merges.txt`` for BPE). BPE and Unigram need DP counts.
-    With DP counts, BPE, WordPiece and Unigram are trained by ``tokenizers``' own trainers on the
+    With DP counts, BPE, WordPiece and Unigram are learned by ``tokenizers``' BPE trainer on the
     released units' counts towards ``vocab_size`` (default 30,000; ``trained.py``); without
     counts, WordPiece and WordLevel hold every released item. When the tokenizer's size differs
     from a ``vocab_size``, ``export`` returns a note saying so (``size_note``)."""
@@ -335,7 +335,7 @@ class HFTokenizerExporter:
         return [METASPACE] + alphabet if self.style.pieces == "metaspace" else alphabet
 
     def _trained_model(self, release: Release, words: list[str], items: dict):
-        """The model trained by ``tokenizers``' own trainer on the released units' DP counts
+        """The model learned by ``tokenizers``' BPE trainer on the released units' DP counts
         (``trained.py``); Unigram keeps room for its 256 byte-fallback pieces."""
         from tokenizers import models
         weights = self.training_units(release, words, items)
@@ -349,9 +349,7 @@ class HFTokenizerExporter:
             size -= len(BYTE_PIECES)
         trained = train_model(self.model, units, size, self.special_tokens, alphabet, self.unk)
         if self.model == "bpe":
-            merges = [(m.split(" ", 1)[0], m.split(" ", 1)[1]) if isinstance(m, str)
-                      else (m[0], m[1]) for m in trained["merges"]]
-            return models.BPE(trained["vocab"], merges)
+            return models.BPE(trained["vocab"], bpe_merges(trained))
         if self.model == "wordpiece":
             return models.WordPiece(trained["vocab"], unk_token=self.unk,
                                     max_input_chars_per_word=100)

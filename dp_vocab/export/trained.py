@@ -1,6 +1,8 @@
-"""Tokenizer models trained by ``tokenizers``' own trainers on a DP count table.
+"""Tokenizer models trained on a DP count table by ``tokenizers``' BPE trainer.
 
 A BPE, WordPiece or Unigram trainer reads a corpus only through its pre-tokenizer's word counts.
+BPE is learned by its own trainer; WordPiece and Unigram from the BPE trainer's merges on the
+same table (``_wordpiece``, ``_unigram``).
 Given the released units (the words the exported pre-tokenizer makes) and their DP counts, the
 trainer sees the table it would have counted from the raw text, with noise, clipping and without
 the units no DP release keeps. Everything here is post-processing of the release and of public
@@ -20,34 +22,14 @@ from collections.abc import Iterator, Mapping
 _SPACE = re.compile(r"\s")
 
 
-# tokenizers' Unigram trainer seeds its candidate pieces with the frequencies of substrings in
-# the distinct words it reads, each word once (characters are weighted by their counts). Raw
-# text holds many distinct words around a frequent piece ("▁I" in "▁It", "▁I'm", ...); a table
-# of released units holds few, so frequent pieces got seeds far below their characters' and
-# were pruned ("▁" + "I"). Each unit is read as runs of copies joined by the trainer's own
-# sentence boundary, which no seed may span: substrings are then seeded with their occurrences,
-# as SentencePiece seeds them over sentences, and the EM counts every copy as before. A run is
-# the unit's count in multiples of the table's smallest count (the counts' scale is arbitrary),
-# at most SEED_CHAIN copies: the trainer's work grows with the runs' length.
-SEED_BOUNDARY = "\0"
-SEED_CHAIN = 128
-
-
-def _batches(counts: Mapping[str, int], batch_chars: int = 1 << 20,
-             chain: int = 1) -> Iterator[list[str]]:
-    """Strings ``"u u u"`` holding each unit as many times as its count; with ``chain`` > 1,
-    runs of copies joined by ``SEED_BOUNDARY`` (``"u\\0u\\0u u\\0u"``), as many copies as
-    the count holds the table's smallest count, at most ``chain``."""
-    smallest = min((c for c in counts.values() if c > 0), default=1)
+def _batches(counts: Mapping[str, int], batch_chars: int = 1 << 20) -> Iterator[list[str]]:
+    """Strings ``"u u u"`` holding each unit as many times as its count."""
     batch: list[str] = []
     size = 0
     for unit, count in counts.items():
         if count <= 0:
             continue
-        run = max(1, min(chain, count // smallest))
-        full, rest = divmod(count, run)
-        text = (SEED_BOUNDARY.join([unit] * run) + " ") * full + (
-            SEED_BOUNDARY.join([unit] * rest) + " " if rest else "")
+        text = (unit + " ") * count
         batch.append(text)
         size += len(text)
         if size >= batch_chars:
@@ -162,21 +144,16 @@ def train_model(model: str, counts: Mapping[str, int], vocab_size: int, special_
     BPE the 256 byte-level characters). ``prefix``: WordPiece's continuing-subword prefix.
 
     The same counts always give the same model (a record is a function of the release):
-    ``tokenizers``' WordPiece and Unigram trainers break ties in hash order, so WordPiece is
-    learned by the BPE trainer, whose ties follow sorted symbols (``_wordpiece``), and
-    Unigram's scores are made order-free (``_unigram_in_order``)."""
+    ``tokenizers``' WordPiece and Unigram trainers break ties in hash order, so both are
+    learned by the BPE trainer, whose ties follow sorted symbols (``_wordpiece``,
+    ``_unigram``)."""
     if model == "bpe":
-        return _trained("bpe", counts, vocab_size, special_tokens, alphabet, None)
+        return _bpe(counts, vocab_size, special_tokens, alphabet)
     if model == "wordpiece":
         return _wordpiece(counts, vocab_size, special_tokens, alphabet, unk_token,
                           prefix or "##")
     if model == "unigram":
-        counts = {u: c for u, c in counts.items() if SEED_BOUNDARY not in u}
-        # the boundary is one of the trainer's characters (a place it holds, then dropped)
-        chained = any(c >= 2 for c in counts.values())
-        return _unigram_in_order(_trained("unigram", counts, vocab_size + chained,
-                                          special_tokens, alphabet, unk_token, SEED_CHAIN),
-                                 special_tokens)
+        return _unigram(counts, vocab_size, special_tokens, alphabet, unk_token)
     raise ValueError(f"no trainer for model {model!r}")
 
 
@@ -185,8 +162,7 @@ def _wordpiece(counts, vocab_size, special_tokens, alphabet, unk_token, prefix) 
     ``prefix``), from the BPE trainer on units marked at their start: a learned token with the
     mark begins a word, one without continues it."""
     marked = {WORD_START + u: c for u, c in counts.items() if WORD_START not in u}
-    bpe = _trained("bpe", marked, vocab_size + 1, special_tokens,
-                   sorted(set(alphabet) | {WORD_START}), None)
+    bpe = _bpe(marked, vocab_size + 1, special_tokens, sorted(set(alphabet) | {WORD_START}))
     vocab: dict[str, int] = {}
     for token in sorted(bpe["vocab"], key=bpe["vocab"].__getitem__):
         if token == WORD_START:
@@ -215,58 +191,58 @@ def _with_every_character(vocab: dict[str, int], alphabet, special: set[str], si
     return {t: i for i, t in enumerate(kept)}
 
 
-def _unigram_in_order(trained: dict, special_tokens: list[str]) -> dict:
-    """The trainer's scores carry float noise from its summation order, and the characters no
-    piece covers get scores 1e-4 apart in hash order: here such runs of characters share their
-    lowest score, scores are rounded to 1e-6, and pieces are listed by score, then string
-    (special tokens first, as trained)."""
-    raw = sorted(([p, float(score)] for p, score in trained["vocab"]
-                  if p not in special_tokens), key=lambda ps: -ps[1])
-    # runs of single characters spaced by at most 1e-4 (the fillers, in hash order) all take
-    # the run's lowest score: characters never compete with each other for a span
-    i = 0
-    while i < len(raw):
-        j = i + 1
-        while j < len(raw) and len(raw[i][0]) == 1 and len(raw[j][0]) == 1 \
-                and raw[j - 1][1] - raw[j][1] <= 1.01e-4:
-            j += 1
-        if j - i > 1:
-            low = raw[j - 1][1]
-            for k in range(i, j):
-                raw[k][1] = low
-        i = j
-    # the boundary of the seed chains (_batches) is a trainer's character, not a piece; it is
-    # dropped only now, as a gap in a run of fillers would split the run in hash order
-    vocab = [[p, score] for p, score in trained["vocab"] if p in special_tokens] + \
-        [[p, round(score, 6)] for p, score in raw if p != SEED_BOUNDARY]
-    head = [v for v in vocab if v[0] in special_tokens]
-    rest = sorted((v for v in vocab if v[0] not in special_tokens), key=lambda v: (-v[1], v[0]))
-    ordered = head + rest
-    unk = trained.get("unk_id")
-    unk_piece = None if unk is None else trained["vocab"][unk][0]
-    unk_id = None if unk_piece is None else [p for p, _ in ordered].index(unk_piece)
-    return {**trained, "vocab": ordered, "unk_id": unk_id}
+def _unigram(counts, vocab_size, special_tokens, alphabet, unk_token) -> dict:
+    """A Unigram model whose pieces are the vocabulary the BPE trainer learns from the same
+    table, each scored by the log of its share of the pieces in BPE's segmentation of the
+    table (the model then reads text by Viterbi over these scores).
+
+    ``tokenizers``' Unigram trainer seeds its pieces from substrings of the distinct words it
+    reads and prunes them by EM: on a table of released units (few distinct words around a
+    frequent piece, and none of the long tail) it keeps whole released units and splits the
+    rest into characters. BPE's merges build every piece from two smaller ones, so the tail's
+    words still find sub-word pieces. A piece BPE never outputs (a step towards a longer
+    one) gets a score below every output piece."""
+    import math
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    bpe = _bpe(counts, vocab_size, special_tokens, alphabet)
+    segmenter = Tokenizer(models.BPE(bpe["vocab"], bpe_merges(bpe)))
+    segmenter.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    used: Counter = Counter()
+    units = [u for u, c in counts.items() if c > 0]
+    for i in range(0, len(units), 10_000):
+        chunk = units[i:i + 10_000]
+        for unit, encoding in zip(chunk, segmenter.encode_batch(chunk)):
+            for piece in encoding.tokens:
+                used[piece] += counts[unit]
+    total = max(1, sum(used.values()))
+    floor = round(math.log(0.5 / total), 6)
+    specials = list(special_tokens) + (
+        [unk_token] if unk_token is not None and unk_token not in special_tokens else [])
+    scored = sorted(((p, round(math.log(used[p] / total), 6) if used[p] else floor)
+                     for p in bpe["vocab"] if p not in specials), key=lambda ps: (-ps[1], ps[0]))
+    return {"type": "Unigram", "byte_fallback": False,
+            "unk_id": None if unk_token is None else specials.index(unk_token),
+            "vocab": [[t, 0.0] for t in specials] + [[p, sc] for p, sc in scored]}
 
 
-def _trained(model: str, counts, vocab_size: int, special_tokens, alphabet, unk_token,
-             chain: int = 1) -> dict:
+def _bpe(counts, vocab_size: int, special_tokens, alphabet) -> dict:
+    """``tokenizers``' BPE trainer on the table (its ties follow sorted symbols)."""
     from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
-    trainer: trainers.Trainer
-    empty: models.Model
-    if model == "bpe":
-        trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=special_tokens,
-                                      initial_alphabet=alphabet, show_progress=False)
-        empty = models.BPE()
-    else:
-        trainer = trainers.UnigramTrainer(vocab_size=vocab_size, special_tokens=special_tokens,
-                                          initial_alphabet=alphabet, unk_token=unk_token,
-                                          show_progress=False)
-        empty = models.Unigram()
-    tok = Tokenizer(empty)
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=special_tokens,
+                                  initial_alphabet=alphabet, show_progress=False)
+    tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    tok.train_from_iterator(_batches(counts, chain=chain), trainer=trainer)
+    tok.train_from_iterator(_batches(counts), trainer=trainer)
     return json.loads(tok.to_str())["model"]
 
 
-__all__ = ["BYTE_PIECES", "PublicPrior", "train_model", "training_counts", "with_byte_pieces"]
+def bpe_merges(trained: dict) -> list[tuple[str, str]]:
+    """A trained BPE model's merges as pairs, from either of ``tokenizers``' JSON forms."""
+    pairs = [m.split(" ", 1) if isinstance(m, str) else m for m in trained["merges"]]
+    return [(a, b) for a, b in pairs]
+
+
+__all__ = ["BYTE_PIECES", "PublicPrior", "bpe_merges", "train_model", "training_counts",
+           "with_byte_pieces"]
