@@ -5,6 +5,7 @@ import hashlib
 import json
 import math
 import shutil
+import string
 import subprocess
 import sys
 from pathlib import Path
@@ -19,7 +20,8 @@ from dp_vocab import ItemSets, make_mechanism
 from dp_vocab.mechanisms.count_release import (DiscreteGaussianCounts, DiscreteLaplaceCounts,
                                      NormalisedGaussianCounts)
 from dp_vocab.errors import ParameterError
-from dp_vocab.export.hf import BYTE_PIECES, PUBLIC_ALPHABET, STYLES, HFTokenizerExporter
+from dp_vocab.export.hf import (BYTE_PIECES, PUBLIC_ALPHABET, PUBLIC_PUNCTUATION, STYLES,
+                                 HFTokenizerExporter)
 from dp_vocab.export.spacy import SpacyExporter
 from dp_vocab.privacy.noise import RandomSource
 from dp_vocab.data.release import Release
@@ -66,7 +68,8 @@ def surface(piece: str) -> str:
 
 def public_or_derived(piece: str, special, byte_level: bool) -> bool:
     core = surface(piece)
-    if piece in special or core == "" or core in PUBLIC_ALPHABET or piece in BYTE_PIECES:
+    if piece in special or core == "" or core in PUBLIC_ALPHABET or piece in BYTE_PIECES \
+            or core in PUBLIC_PUNCTUATION:
         return True
     if byte_level and len(piece) == 1:  # one of the 256 public byte symbols
         return True
@@ -672,7 +675,8 @@ def test_like_is_checked_before_any_data_is_read(tmp_path):
 def test_trained_wordpiece_holds_every_character_as_start_and_continuation(tmp_path):
     """'q' starts every released word it is in, so the trainer learns no '##q'; the export
     still reads a word with an inner q (and any printable ASCII character) without [UNK], at
-    the size asked for."""
+    the size asked for. '~' is always a word of its own here (the regex items), so it only
+    starts words."""
     words = ["qa", "qb", "qab", "ab", "ba", "aab", "bba", "abab"]
     rel = Release(items=sorted(words), mechanism="test", params={}, epsilon=1.0, delta=1e-5,
                   randomness={"mode": "os"}, privacy={},
@@ -681,9 +685,66 @@ def test_trained_wordpiece_holds_every_character_as_start_and_continuation(tmp_p
     exp.export(rel, tmp_path, {"items": ITEMS})
     tok = Tokenizer.from_file(str(tmp_path / "hf" / "tokenizer.json"))
     vocab = tok.get_vocab()
-    assert "##q" in vocab and "##~" in vocab and "~" in vocab
+    assert "##q" in vocab and "~" in vocab and "##~" not in vocab
     assert tok.get_vocab_size() == 200 or len(vocab) <= 200
     assert "[UNK]" not in tok.encode("aqa b~q", add_special_tokens=False).tokens
+
+
+def test_a_character_always_alone_gets_no_continuing_piece_and_its_place_goes_to_a_merge():
+    """A WordPiece continuing piece of a character the pre-tokenizer always splits off (BERT:
+    punctuation) could never be used: train_model leaves it out and learns one more merge in its
+    place, at the same size."""
+    from dp_vocab.export.trained import train_model
+    counts = {w: 300 - i for i, w in enumerate(WORDS)}
+    alphabet = sorted(set("".join(counts)) | set(PUBLIC_ALPHABET.lower()))
+    alone = frozenset(string.punctuation)
+    plain = train_model("wordpiece", counts, 150, ["[UNK]"], alphabet, "[UNK]")["vocab"]
+    lean = train_model("wordpiece", counts, 150, ["[UNK]"], alphabet, "[UNK]",
+                       alone=alone)["vocab"]
+    assert len(plain) == len(lean) == 150
+    dead = {p for p in plain if p.startswith("##") and p[2:] in alone}
+    assert len(dead) == len(alone)
+    assert not [p for p in lean if p.startswith("##") and p[2:] in alone]
+    assert set(plain) - dead < set(lean)   # the same pieces, and merges in the freed places
+    assert all(ch in lean for ch in alone)
+
+
+@pytest.mark.parametrize("kind", ["bert", "regex"])
+def test_trained_wordpiece_holds_public_punctuation_once_and_no_unusable_pieces(tmp_path, kind):
+    """Curly quotes, dashes and other Unicode punctuation are in every trained WordPiece, so
+    English text does not lose them to [UNK] in a run whose release missed one; characters the
+    exported pre-tokenizer always splits off (BERT: punctuation, CJK ideographs) only start
+    words, while an apostrophe the regex items keep inside words ("doesn't") also continues."""
+    items = ITEMS if kind == "regex" else {"tokenizer": "hf_pre_tokenizer", "kind": "bert",
+                                           "nfkc": True, "lowercase": True}
+    words = WORDS + ["码", "“", "”"]
+    rel = release(items=words)
+    HFTokenizerExporter(model="wordpiece", vocab_size=300).export(rel, tmp_path, {"items": items})
+    tok = Tokenizer.from_file(str(tmp_path / "hf" / "tokenizer.json"))
+    vocab = tok.get_vocab()
+    assert all(ch in vocab for ch in PUBLIC_PUNCTUATION + "码,.!")
+    # regex items: \w joins ideographs and connector punctuation (‿) to words, and ' or ’
+    # between letters
+    alone = set("“”—•,.!~") | (set(PUBLIC_PUNCTUATION + string.punctuation + "码")
+                               if kind == "bert" else set())
+    assert not [p for p in vocab if p.startswith("##") and p[2:] in alone]
+    assert ("##'" in vocab) == ("##’" in vocab) == ("##码" in vocab) == ("##‿" in vocab) \
+        == (kind == "regex")
+    text = "“Stanford” — the college’s 码… ‘real’ • students‽"
+    assert "[UNK]" not in tok.encode(text, add_special_tokens=False).tokens
+
+
+def test_public_punctuation_is_the_unicode_punctuation_its_comment_names():
+    import unicodedata
+    from tokenizers import normalizers
+    norm = normalizers.Sequence([normalizers.NFKC(), normalizers.Lowercase()])
+    derived = set()
+    for cp in [*range(0xA0, 0x100), *range(0x2000, 0x2070)]:
+        ch = norm.normalize_str(chr(cp))
+        if unicodedata.category(chr(cp)).startswith("P") and len(ch) == 1 \
+                and ch not in string.punctuation and unicodedata.category(ch).startswith("P"):
+            derived.add(ch)
+    assert "".join(sorted(derived)) == PUBLIC_PUNCTUATION
 
 
 def test_training_counts_keep_resolution_within_the_word_budget():

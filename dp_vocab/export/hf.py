@@ -120,6 +120,11 @@ def _surface(item: str, items: dict) -> str:
 
 # Public characters every WordPiece/Unigram vocabulary holds, so common text has no unknowns
 PUBLIC_ALPHABET = string.ascii_letters + string.digits + string.punctuation
+# Unicode punctuation (category P) of the Latin-1 Supplement and General Punctuation blocks as
+# NFKC and lower-casing leave it, also in every trained WordPiece vocabulary: curly quotes and
+# dashes are common in English text, and a punctuation item outside the public list can miss
+# its release in any run. BERT's pre-tokenizer makes each a word of its own: one place each.
+PUBLIC_PUNCTUATION = ("¡§«¶·»¿‐‒–—―‖‘’‚‛“”„‟†‡•‣‧‰‱′‵‸‹›※‽‿⁀⁁⁂⁃⁅⁆⁊⁋⁌⁍⁎⁏⁐⁑⁓⁔⁕⁖⁘⁙⁚⁛⁜⁝⁞")
 
 
 def _alphabet(words, items: dict) -> list[str]:
@@ -334,6 +339,20 @@ class HFTokenizerExporter:
         alphabet = _alphabet(units, items)
         return [METASPACE] + alphabet if self.style.pieces == "metaspace" else alphabet
 
+    def _alone(self, chars, items: dict) -> frozenset[str]:
+        """The characters the exported pre-tokenizer always makes a word of their own (BERT:
+        punctuation, CJK ideographs): a WordPiece continuing piece of one could never be used.
+        Probed between letters, doubled and between ASCII punctuation, so a pre-tokenizer that
+        joins runs of symbols or keeps a character inside words (apostrophes) keeps its piece."""
+        pre = self._pre_tokenizer(items)
+
+        def alone(ch: str) -> bool:
+            return all([u for u, _ in pre.pre_tokenize_str(text)] == want
+                       for text, want in ((f"a{ch}a", ["a", ch, "a"]),
+                                          (f"a{ch}{ch}a", ["a", ch, ch, "a"]),
+                                          (f".{ch}.", [".", ch, "."])))
+        return frozenset(ch for ch in chars if alone(ch))
+
     def _trained_model(self, release: Release, words: list[str], items: dict):
         """The model learned by ``tokenizers``' BPE trainer on the released units' DP counts
         (``trained.py``); Unigram keeps room for its 256 byte-fallback pieces."""
@@ -347,7 +366,12 @@ class HFTokenizerExporter:
         size = self.vocab_size or DEFAULT_VOCAB_SIZE
         if self.model == "unigram":
             size -= len(BYTE_PIECES)
-        trained = train_model(self.model, units, size, self.special_tokens, alphabet, self.unk)
+        alone: frozenset[str] = frozenset()
+        if self.model == "wordpiece":
+            alphabet = sorted(set(alphabet) | set(PUBLIC_PUNCTUATION))
+            alone = self._alone(alphabet, items)
+        trained = train_model(self.model, units, size, self.special_tokens, alphabet, self.unk,
+                              alone=alone)
         if self.model == "bpe":
             return models.BPE(trained["vocab"], bpe_merges(trained))
         if self.model == "wordpiece":

@@ -137,11 +137,14 @@ WORD_START = "\ue000"
 
 
 def train_model(model: str, counts: Mapping[str, int], vocab_size: int, special_tokens: list[str],
-                alphabet: list[str], unk_token: str | None, prefix: str | None = None):
+                alphabet: list[str], unk_token: str | None, prefix: str | None = None,
+                alone: frozenset[str] = frozenset()):
     """A ``tokenizers`` model of ``model`` (``"bpe"``, ``"wordpiece"``, ``"unigram"``) trained
     on ``counts`` (unit → count) towards ``vocab_size`` tokens, special tokens included, as
     JSON. ``alphabet``: characters every vocabulary holds whether or not a unit has them (for
     BPE the 256 byte-level characters). ``prefix``: WordPiece's continuing-subword prefix.
+    ``alone`` (WordPiece): characters the pre-tokenizer always makes a word of their own, which
+    get no continuing piece.
 
     The same counts always give the same model (a record is a function of the release):
     ``tokenizers``' WordPiece and Unigram trainers break ties in hash order, so both are
@@ -151,36 +154,44 @@ def train_model(model: str, counts: Mapping[str, int], vocab_size: int, special_
         return _bpe(counts, vocab_size, special_tokens, alphabet)
     if model == "wordpiece":
         return _wordpiece(counts, vocab_size, special_tokens, alphabet, unk_token,
-                          prefix or "##")
+                          prefix or "##", alone)
     if model == "unigram":
         return _unigram(counts, vocab_size, special_tokens, alphabet, unk_token)
     raise ValueError(f"no trainer for model {model!r}")
 
 
-def _wordpiece(counts, vocab_size, special_tokens, alphabet, unk_token, prefix) -> dict:
+def _wordpiece(counts, vocab_size, special_tokens, alphabet, unk_token, prefix,
+               alone: frozenset[str] = frozenset()) -> dict:
     """WordPiece as its own trainer makes it (BPE merges; a piece inside a word carries
     ``prefix``), from the BPE trainer on units marked at their start: a learned token with the
-    mark begins a word, one without continues it."""
+    mark begins a word, one without continues it. A character of ``alone`` never continues a
+    word: its continuing piece, which the trainer holds as one of its characters, is dropped and
+    its place goes to one more merge."""
     marked = {WORD_START + u: c for u, c in counts.items() if WORD_START not in u}
-    bpe = _bpe(marked, vocab_size + 1, special_tokens, sorted(set(alphabet) | {WORD_START}))
+    symbols = set(alphabet) | {ch for u in marked for ch in u}
+    dead = {ch for ch in alone if ch in symbols and ch not in special_tokens}
+    bpe = _bpe(marked, vocab_size + 1 + len(dead), special_tokens,
+               sorted(set(alphabet) | {WORD_START}))
     vocab: dict[str, int] = {}
     for token in sorted(bpe["vocab"], key=bpe["vocab"].__getitem__):
-        if token == WORD_START:
+        if token == WORD_START or token in dead:
             continue
         piece = token if token in special_tokens else (
             token[1:] if token.startswith(WORD_START) else prefix + token)
         vocab.setdefault(piece, len(vocab))
-    vocab = _with_every_character(vocab, alphabet, set(special_tokens), vocab_size, prefix)
+    vocab = _with_every_character(vocab, alphabet, set(special_tokens), vocab_size, prefix,
+                                  alone)
     return {"type": "WordPiece", "unk_token": unk_token, "continuing_subword_prefix": prefix,
             "vocab": vocab}
 
 
 def _with_every_character(vocab: dict[str, int], alphabet, special: set[str], size: int,
-                          prefix: str) -> dict[str, int]:
+                          prefix: str, alone: frozenset[str] = frozenset()) -> dict[str, int]:
     """Every character of ``alphabet`` both as a word's start and as a continuation
     (WordPiece reads a whole word as unknown when one of its characters has no piece), within
-    ``size``: the last-learned pieces make room."""
-    missing = [p for ch in alphabet for p in (ch, prefix + ch) if p not in vocab]
+    ``size``: the last-learned pieces make room. A character of ``alone`` only starts words."""
+    missing = [p for ch in alphabet for p in ((ch,) if ch in alone else (ch, prefix + ch))
+               if p not in vocab]
     if not missing:
         return vocab
     tokens = sorted(vocab, key=vocab.__getitem__)
