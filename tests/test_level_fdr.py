@@ -380,6 +380,12 @@ def test_critical_values_are_below_their_bounds_and_non_decreasing():
         prev = c
         ca = critical_value(k, m, q, None, 0, pi_hat=0.6, lam=0.5)
         assert ca <= 0.5 and Fraction(ca) <= Fraction(q) * k / (m * Fraction(0.6))
+        for w in (1e-9, 0.37, 3.0, 98_066.953):   # a class weight (§3d)
+            cw = critical_value(k, m, q, total, r, weight=w)
+            x = min(Fraction(q) * k, Fraction(total) * (k + r))
+            assert cw <= 1.0 and Fraction(cw) <= Fraction(w) * x / m
+            cw = critical_value(k, m, q, None, 0, pi_hat=0.6, lam=0.5, weight=w)
+            assert cw <= 0.5 and Fraction(cw) <= Fraction(w) * Fraction(q) * k / (m * Fraction(0.6))
 
 
 @pytest.mark.parametrize("total, charged, levels", [(0.01, 0.008, 4), (0.01, 0.0, 4),
