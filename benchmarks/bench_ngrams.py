@@ -132,17 +132,24 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--key", help="the run key, 64 hex digits (default: drawn from the seed)")
     ap.add_argument("--configs", default="before,recipe",
-                    help="comma-separated configurations to run: before, recipe, recipe_eta")
+                    help="comma-separated configurations to run: before, recipe, recipe_eta, "
+                         "recipe_unweighted")
     ap.add_argument("--holdout", type=float, default=0.0,
                     help="share of users held out for the next-word columns (NON-PRIVATE), "
                          "e.g. 0.2; 0: none")
-    ap.add_argument("--one", choices=("before", "recipe", "recipe_eta"), help="run one configuration "
-                    "(a subprocess of this script: prints one JSON line with its peak RSS)")
+    ap.add_argument("--one", choices=("before", "recipe", "recipe_eta", "recipe_unweighted"),
+                    help="run one configuration (a subprocess of this script: prints one JSON "
+                         "line with its peak RSS)")
     args = ap.parse_args()
     # recipe_eta: the recipe with levels n ≥ 2 by the η threshold instead of BH (issue 32)
     eta_rule = {k: v for k, v in recipe_params().items()
-                if k not in ("level_fdr", "level_fdr_lambda", "total_fdr")}
-    configs = {"before": BEFORE, "recipe": recipe_params(), "recipe_eta": eta_rule}
+                if k not in ("level_fdr", "level_fdr_lambda", "total_fdr", "level2_rank_power",
+                             "level_block_power")}
+    # recipe_unweighted: the recipe's BH levels without the class weights (ngrams.md §3d)
+    unweighted = {k: v for k, v in recipe_params().items()
+                  if k not in ("level2_rank_power", "level_block_power")}
+    configs = {"before": BEFORE, "recipe": recipe_params(), "recipe_eta": eta_rule,
+               "recipe_unweighted": unweighted}
     key = bytes.fromhex(args.key) if args.key else None
     if args.one:
         corpus = load(args.corpus)

@@ -131,7 +131,7 @@ def test_only_public_canaries_see_an_understated_epsilon_on_the_public_list():
 # tokens in an order no base user has, so its unigrams are released as anyone's and its
 # bigrams, its own, meet level 2 (whose zero-weight candidates can be released without it).
 
-@pytest.mark.parametrize("name", ["dpne", "dpne_public", "dpne_bh"])
+@pytest.mark.parametrize("name", ["dpne", "dpne_public", "dpne_bh", "dpne_wbh"])
 def test_audit_with_canary_ngrams_at_level_two_stays_within_claim(name):
     """Four tokens, three unique bigrams, η = 0.2. Confidence 1 − 1e-6 (flagged with
     probability ≤ 2e-6); the canary's bigrams are released in ≈ 6% of runs (dpne, measured;
@@ -140,6 +140,10 @@ def test_audit_with_canary_ngrams_at_level_two_stays_within_claim(name):
     extra = {"public_items": PUBLIC, "public_fdr": 0.02} if name == "dpne_public" else {}
     if name == "dpne_bh":   # level 2 by BH over C_2 (ngrams.md §3a), the same Gaussian vector
         name, extra = "dpne", {"level_fdr": 0.3, "level_fdr_lambda": 0.5}
+    if name == "dpne_wbh":   # level 2 by weighted BH over rank classes (§3d), the same vector
+        name, extra = "dpne_public", {"public_items": PUBLIC, "public_fdr": 0.02,
+                                      "level_fdr": 0.3, "level_fdr_lambda": 0.5,
+                                      "level2_rank_power": 1.0}
     m = make_mechanism(name, epsilon=1.0, delta=0.05, max_n=2, max_items_per_user=4,
                        policy="l2_descent", eta=0.2, **extra)
     res = audit(m, canary_items=4, runs=1000, confidence=1 - 1e-6, placement="ngrams")

@@ -96,6 +96,12 @@ CASES = {
     "dpne_bh": lambda t: {"mechanism": mech("dpne", epsilon=3.0, max_n=2, eta=0.2,
                                             policy="l2_descent", level_fdr=0.3,
                                             level_fdr_lambda=0.5, total_fdr=0.4)},
+    # levels 2 and 3 by weighted BH over classes (ngrams.md §3d)
+    "dpne_wbh": lambda t: {"mechanism": mech("dpne_public", epsilon=3.0, max_n=3, eta=0.2,
+                                             policy="l2_descent", public_items=["a", "zz"],
+                                             max_outside_items=1, level_fdr=0.3,
+                                             level_fdr_lambda=0.5, level2_rank_power=1.0,
+                                             level_block_power=1.0)},
     # "a" is on the list, "b" is not and each user keeps 1 unigram outside it (the outside cap)
     "dpne_public": lambda t: {"mechanism": mech("dpne_public", epsilon=3.0, max_n=2, eta=0.2,
                                                 policy="l2_descent", public_items=["a", "zz"],

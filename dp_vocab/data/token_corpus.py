@@ -132,3 +132,118 @@ class CandidateJoin:
                 if len(chosen) == k:
                     break
         return list(chosen.values())
+
+
+class BandClasses:
+    """C_n split into classes (i, j): the band i of a candidate's first token and the band j of
+    its last (bands given for each member of S: ``first`` of its first token, ``last`` of its
+    last). Class sizes are counted exactly per block of ``join`` (candidates g = S[a] + S[b][-1:]
+    with S[a][1:] = S[b][:-1]); ``sample`` draws distinct uniform members of one class."""
+
+    def __init__(self, join: CandidateJoin, first: np.ndarray, last: np.ndarray, bands: int):
+        self.join, self.bands = join, int(bands)
+        self.first = np.asarray(first, dtype=np.int64)
+        self.last = np.asarray(last, dtype=np.int64)
+        blocks = len(join.blocks)
+
+        def grouped(ids_of, band):   # ids block-major, band-minor; counts per (block, band)
+            blk = np.repeat(np.arange(blocks), [len(ids_of(b)) for b in join.blocks])
+            ids = np.fromiter((i for b in join.blocks for i in ids_of(b)), dtype=np.int64,
+                              count=blk.size)
+            order = np.lexsort((ids, band[ids], blk))
+            counts = np.bincount(blk * self.bands + band[ids], minlength=blocks * self.bands)
+            starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).reshape(blocks, self.bands)
+            return ids[order], counts.reshape(blocks, self.bands), starts
+        self.a_ids, self.a_counts, self.a_starts = grouped(lambda b: b[0], self.first)
+        self.b_ids, self.b_counts, self.b_starts = grouped(lambda b: b[1], self.last)
+        # |class (i, j)| = Σ_blocks (prefixes of band i)·(suffixes of band j), flattened i·B + j
+        self.sizes = (self.a_counts.T @ self.b_counts).ravel()
+
+    def class_of(self, keys: np.ndarray) -> np.ndarray:
+        a, b = np.divmod(np.asarray(keys, dtype=np.int64), self.join.m)
+        return self.first[a] * self.bands + self.last[b]
+
+    def sample(self, k: int, cls: int, exclude: np.ndarray, random: RandomSource) -> list[Gram]:
+        """``k`` distinct uniform members of class ``cls`` whose keys are not in ``exclude``
+        (sorted int64): a block with probability ∝ its members of the class, then a uniform
+        prefix of band i and suffix of band j in it, held and repeated keys rejected."""
+        i, j = divmod(int(cls), self.bands)
+        per_block = self.a_counts[:, i] * self.b_counts[:, j]
+        cum = np.cumsum(per_block)
+        exclude = np.asarray(exclude, dtype=np.int64)
+        chosen: dict[int, Gram] = {}
+        while len(chosen) < k:
+            r = uniform_below(int(cum[-1]), 2 * (k - len(chosen)), random)
+            blk = np.searchsorted(cum, r, side="right")
+            off = r - (cum[blk] - per_block[blk])
+            cols = self.b_counts[blk, j]
+            a = self.a_ids[self.a_starts[blk, i] + off // cols]
+            b = self.b_ids[self.b_starts[blk, j] + off % cols]
+            for key in (a * self.join.m + b).tolist():
+                if key in chosen:
+                    continue
+                at = int(np.searchsorted(exclude, key))
+                if at < exclude.size and exclude[at] == key:
+                    continue
+                chosen[key] = self.join.gram_of(key)
+                if len(chosen) == k:
+                    break
+        return list(chosen.values())
+
+
+def block_shape(join: CandidateJoin) -> tuple[np.ndarray, np.ndarray]:
+    """Each block's number of prefixes |A| and suffixes |B| (its size is |A|·|B|)."""
+    return (np.array([len(a) for a, _ in join.blocks], dtype=np.int64),
+            np.array([len(b) for _, b in join.blocks], dtype=np.int64))
+
+
+class BlockClasses:
+    """C_n split into classes of whole blocks of ``join`` (the candidates S[a] + S[b][-1:]
+    sharing one (n−2)-gram): ``block_class`` gives each block's class. Sizes are exact;
+    ``sample`` draws distinct uniform members of one class."""
+
+    def __init__(self, join: CandidateJoin, block_class: np.ndarray, classes: int):
+        self.join = join
+        self.block_class = np.asarray(block_class, dtype=np.int64)
+        self.prefixes, self.suffixes = block_shape(join)
+        self.block_sizes = self.prefixes * self.suffixes
+        self.sizes = np.zeros(int(classes), dtype=np.int64)
+        np.add.at(self.sizes, self.block_class, self.block_sizes)
+        self.a_ids = np.fromiter((i for a, _ in join.blocks for i in a), dtype=np.int64,
+                                 count=int(self.prefixes.sum()))
+        self.b_ids = np.fromiter((i for _, b in join.blocks for i in b), dtype=np.int64,
+                                 count=int(self.suffixes.sum()))
+        self.a_start = np.concatenate([[0], np.cumsum(self.prefixes)[:-1]])
+        self.b_start = np.concatenate([[0], np.cumsum(self.suffixes)[:-1]])
+        self.block_of = np.full(join.m, -1, dtype=np.int64)   # as a prefix: one block each
+        self.block_of[self.a_ids] = np.repeat(np.arange(len(join.blocks)), self.prefixes)
+
+    def class_of(self, keys: np.ndarray) -> np.ndarray:
+        a = np.asarray(keys, dtype=np.int64) // self.join.m
+        return self.block_class[self.block_of[a]]
+
+    def sample(self, k: int, cls: int, exclude: np.ndarray, random: RandomSource) -> list[Gram]:
+        """``k`` distinct uniform members of class ``cls`` not in ``exclude`` (sorted int64):
+        a block with probability ∝ its size, then a uniform pair in it; held and repeated keys
+        rejected."""
+        per_block = np.where(self.block_class == cls, self.block_sizes, 0)
+        cum = np.cumsum(per_block)
+        exclude = np.asarray(exclude, dtype=np.int64)
+        chosen: dict[int, Gram] = {}
+        while len(chosen) < k:
+            r = uniform_below(int(cum[-1]), 2 * (k - len(chosen)), random)
+            blk = np.searchsorted(cum, r, side="right")
+            off = r - (cum[blk] - per_block[blk])
+            cols = self.suffixes[blk]
+            a = self.a_ids[self.a_start[blk] + off // cols]
+            b = self.b_ids[self.b_start[blk] + off % cols]
+            for key in (a * self.join.m + b).tolist():
+                if key in chosen:
+                    continue
+                at = int(np.searchsorted(exclude, key))
+                if at < exclude.size and exclude[at] == key:
+                    continue
+                chosen[key] = self.join.gram_of(key)
+                if len(chosen) == k:
+                    break
+        return list(chosen.values())

@@ -9,7 +9,9 @@ counted exactly (a join of S_{n−1} with itself on the overlapping (n−2)-gram
 zero-weight candidates are K ~ Binomial(|C_n| − |supp W_n|, Φ(−ρ_n/σ_n)) uniform members of
 C_n \\ supp W_n. With ``level_fdr`` q the level is released instead by Benjamini-Hochberg at q
 over all of C_n (``level_fdr.level_bh``: the zero-weight candidates as one exact count), which
-bounds the expected share of each level's release that nobody holds by q (ngrams.md §3a).
+bounds the expected share of each level's release that nobody holds by q (ngrams.md §3a);
+weighted BH (§3d): levels n ≥ 3 by classes of C_n's blocks (``level_block_power``), and with
+``dpne_public`` level 2 by classes of public rank (``level2_rank_power``).
 
 n-grams are tuples of tokens from end to end; they are joined into strings (``joiner``) only to
 hash and to output them. The extractor drops tokens that contain the joiner wherever it forms
@@ -31,11 +33,12 @@ from ..errors import ParameterError
 from ..privacy import calibrate
 from ..privacy.noise import RandomSource, bernoulli, binomial, gaussian_release_probability
 from ..privacy.params import check_choice, check_nonnegative, check_positive_int, check_real
-from ..data.token_corpus import CandidateJoin, Gram
+from ..data.token_corpus import BandClasses, BlockClasses, CandidateJoin, Gram, block_shape
 from ..compiled import lazy_module
 from .base import Mechanism, Selection
 from .claim import Noise, Norm, Sensitivity
-from .level_fdr import check_level_fdr, level_bh, total_shares
+from .level_fdr import (block_class_weights, check_class_power, check_level_fdr, class_bh,
+                        level_bh, total_shares)
 
 _kernels = lazy_module("dp_vocab.mechanisms._kernels")   # numba: imported on first use
 
@@ -65,7 +68,10 @@ class DPNE(Mechanism):
       (``level_fdr`` q) Benjamini-Hochberg at q over C_n (adaptive with ``level_fdr_lambda``
       = ½, with a whole-release term ``total_fdr`` Q), whose expected share of zero-weight
       n-grams in each level is ≤ q given the earlier levels (ngrams.md §3a), and in the whole
-      release ≤ Q (§3c); ρ_n then only anchors the L2-descent cutoff;
+      release ≤ Q (§3c); ρ_n then only anchors the L2-descent cutoff; with
+      ``level_block_power`` γ, BH at levels n ≥ 3 is weighted by classes of C_n's blocks
+      (min(|prefixes|, |suffixes|) in powers of 2, weights ∝ min^−γ), functions of S_{n−1}
+      only: the same bound and the same Gaussian vector (§3d);
     - ``policy="l2_descent"``: each level's weights come from Policy Gaussian (L2-descent in
       the order of a per-level key, cutoff Γ_n = ρ_n + α·σ_n) over the level's candidates;
       ℓ2-contraction keeps L2 sensitivity 1 per level for the same key, so all of the above
@@ -98,6 +104,9 @@ class DPNE(Mechanism):
     level_fdr_lambda: float | None = None
     # a bound on the whole release's expected false-discovery share, spent over levels 2..T
     total_fdr: float | None = None
+    # levels n ≥ 3 by weighted BH, blocks of C_n in classes by min(|prefixes|, |suffixes|),
+    # weights ∝ min^−γ (ngrams.md §3d); None: plain BH
+    level_block_power: float | None = None
     sigma_star: float = field(init=False)
     level_sigmas: tuple[float, ...] = field(init=False)
 
@@ -118,6 +127,8 @@ class DPNE(Mechanism):
         self._set("level_fdr", q)
         self._set("level_fdr_lambda", lam)
         self._set("total_fdr", total)
+        self._set("level_block_power", check_class_power(self.level_block_power,
+                                                         "level_block_power", q))
 
     @property
     def level1_fdr(self) -> float:
@@ -189,6 +200,8 @@ class DPNE(Mechanism):
         if self.level_fdr is not None:
             extra.update({"level_fdr": self.level_fdr, "level_fdr_lambda": self.level_fdr_lambda,
                           "total_fdr": self.total_fdr})
+        if self.level_block_power is not None:
+            extra["level_block_power"] = self.level_block_power
         return {**super().params(), "max_n": self.max_n, "eta": self.eta,
                 "budget_split": self.budget_split, **extra}
 
@@ -202,6 +215,12 @@ class DPNE(Mechanism):
                 f"levels n >= 2: {how} at false-discovery rate {self.level_fdr:g} per level "
                 "over every candidate of C_n (zero weights included), post-processing of the "
                 "level's Gaussian vector; eta only anchors the L2-descent cutoff")
+            if self.level_block_power is not None:
+                extra["level_block_weights"] = (
+                    "levels n >= 3 by weighted Benjamini-Hochberg: the blocks of C_n (candidates "
+                    "around one (n-2)-gram) in classes by min(prefixes, suffixes) in powers of "
+                    f"2, weight proportional to that min^-{self.level_block_power:g}, fixed by "
+                    "S_(n-1) (same Gaussian vector)")
             if self.level_total_fdrs is not None:
                 extra["level_total_fdrs"] = list(self.level_total_fdrs)
                 extra["whole_release_fdr"] = (
@@ -296,12 +315,36 @@ class DPNE(Mechanism):
             keep = bernoulli(gaussian_release_probability(w, rho, sigma), random)
             p0 = float(gaussian_release_probability(np.zeros(1), rho, sigma)[0])
             k = binomial(zero_weight, p0, random)
-        else:
-            totals = self.level_total_fdrs
-            keep, k = level_bh(w, join.size, sigma, self.level_fdr, random,
-                               total=None if totals is None else totals[n - 2],
-                               others=released_before, adaptive_lambda=self.level_fdr_lambda)
-        return grams.take(np.flatnonzero(keep)) + join.sample(k, grams.sorted_keys(), random)
+            return grams.take(np.flatnonzero(keep)) + join.sample(k, grams.sorted_keys(), random)
+        totals = self.level_total_fdrs
+        total = None if totals is None else totals[n - 2]
+        lam = self.level_fdr_lambda
+        weighted = self._level_classes(n, join)
+        if weighted is None:
+            keep, k = level_bh(w, join.size, sigma, self.level_fdr, random, total=total,
+                               others=released_before, adaptive_lambda=lam)
+            return grams.take(np.flatnonzero(keep)) + join.sample(k, grams.sorted_keys(), random)
+        # weighted BH over classes of candidates (§3d)
+        classes, class_weights = weighted
+        keep, zero = class_bh(w, classes.class_of(grams.keys), classes.sizes, class_weights,
+                              sigma, self.level_fdr, random, total=total,
+                              others=released_before, adaptive_lambda=lam)
+        out = grams.take(np.flatnonzero(keep))
+        excluded = grams.sorted_keys()
+        for j in np.flatnonzero(zero).tolist():
+            out += classes.sample(int(zero[j]), j, excluded, random)
+        return out
+
+    def _level_classes(self, n: int, join: CandidateJoin
+                       ) -> tuple[BandClasses | BlockClasses, np.ndarray] | None:
+        """Weight classes of level n's BH (§3d) and their BH weights, or None for plain BH: at
+        n ≥ 3 with ``level_block_power``, C_n's blocks by min(|prefixes|, |suffixes|), a
+        function of S_{n−1} only, fixed before level n's noise is drawn."""
+        if n < 3 or self.level_block_power is None:
+            return None
+        prefixes, suffixes = block_shape(join)
+        band, weights = block_class_weights(prefixes, suffixes, self.level_block_power)
+        return BlockClasses(join, band, weights.size), weights
 
     def _select(self, data: UserData, key: bytes, random: RandomSource) -> Selection:
         """Levels 1..T, each over the candidates the released level before allows."""

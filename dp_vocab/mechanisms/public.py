@@ -26,6 +26,7 @@ import numpy as np
 from ..bounding import (MAX_ITEMS_PER_USER, Bounding, ItemWeights, NamesOf, UserData,
                         canonical_order)
 from ..data.itemsets import item_hashes
+from ..data.token_corpus import BandClasses
 from ..errors import ParameterError
 from ..privacy.noise import RandomSource, bernoulli, gaussian_release_probability
 from ..privacy.params import check_bool, check_positive_int, check_real
@@ -36,6 +37,7 @@ from .ngrams import DPNE
 from .policy import PolicyGaussian
 from .public_list import PublicDomain, check_source
 from .sips import DPSIPS
+from .level_fdr import check_class_power, rank_bands, rank_class_weights
 from .weighted_bh import band_weights, check_bands, weighted_bh
 
 _kernels = lazy_module("dp_vocab.mechanisms._kernels")   # numba: imported on first use
@@ -392,7 +394,10 @@ class DPNEPublic(PublicCutoffParameters, DPNE):
       elsewhere; every item of P noised; P by (adaptive) weighted BH at q, the rest by
       ρ_1 = max_{t ≤ min(K, Δ0)} [1/√t − σ_1Φ⁻¹(δ_t(δ/2))] (δ/2 for X's unigrams outside P);
     - levels n ≥ 2 unchanged (public candidates C_n from the released (n−1)-grams); with
-      ``total_fdr`` Q, level 1 is charged ``public_fdr`` of it (ngrams.md §3c);
+      ``total_fdr`` Q, level 1 is charged ``public_fdr`` of it (ngrams.md §3c); with
+      ``level2_rank_power`` γ, level 2's BH is weighted by classes of band pairs of public rank,
+      weights ∝ (r_a·r_b)^−γ, functions of S_1 and P only: the same bound per level and the
+      same Gaussian vector (§3d);
     - guarantee: (ε, δ/2 + δ/2)-DP, the levels composing as one Gaussian with σ*.
 
     A list item holding a character of the joiner of the n-grams could also be released as an
@@ -404,8 +409,14 @@ class DPNEPublic(PublicCutoffParameters, DPNE):
     name = "dpne_public"
     summary = "DPNE with a public word list at level 1 (weighted BH at FDR q)"
 
+    # level 2 by weighted BH, classes of band pairs of public rank with weights
+    # ∝ (r_a·r_b)^−γ (ngrams.md §3d); None: plain BH
+    level2_rank_power: float | None = None
+
     def _validate(self) -> None:
         super()._validate()
+        self._set("level2_rank_power", check_class_power(
+            self.level2_rank_power, "level2_rank_power", self.level_fdr))
         # a list already made the domain (``for_extractor``, ``for_data``) holds no joiner
         excluded = "" if isinstance(self.public_items, PublicDomain) else " "
         for name, value in {**checked_public(self, excluded),
@@ -451,10 +462,17 @@ class DPNEPublic(PublicCutoffParameters, DPNE):
         return outside_capped(self, own) if n == 1 else own
 
     def params(self):
-        return {**super().params(), **self.public.params(), **cutoff_params(self)}
+        extra = ({"level2_rank_power": self.level2_rank_power}
+                 if self.level2_rank_power is not None else {})
+        return {**super().params(), **self.public.params(), **cutoff_params(self), **extra}
 
     def privacy(self):
         out = {**super().privacy(), **self.public.privacy(), **cutoff_privacy(self, self.max_lone_items)}
+        if self.level2_rank_power is not None:
+            out["level2_weights"] = (
+                "level 2 by weighted Benjamini-Hochberg: classes of pairs of decade bands of "
+                f"public rank, weight proportional to (r_a*r_b)^-{self.level2_rank_power:g}, "
+                "fixed by level 1's release and the public list (same Gaussian vector)")
         if self.policy == "l2_descent":   # the "weighted" policy has no cutoffs
             out["public_items_cutoff_level_1"] = \
                 (self.public_cutoff + self.alpha) * self.level_sigmas[0]
@@ -475,6 +493,20 @@ class DPNEPublic(PublicCutoffParameters, DPNE):
         w = _kernels.l2_descent_cutoffs(b.order, b.indptr, b.items, len(grams), gammas)
         pos = np.flatnonzero(w > 0)
         return grams.subset(pos), w[pos]
+
+    def _level_classes(self, n, join):
+        """Level 2's weight classes (ngrams.md §3d): the band of public rank (decades; off the
+        list: the band after it) of each pair's first and last word, and per band pair its
+        exact size and BH weight ∝ (mid_i·mid_j)^−γ. Functions of S_1 and the list only, fixed
+        before level 2's noise is drawn. Levels n ≥ 3 as DPNE."""
+        if n != 2 or self.level2_rank_power is None:
+            return super()._level_classes(n, join)
+        index = self.domain.index
+        prev = join.prev
+        ranks = np.fromiter((index.get(g[0], -1) for g in prev), dtype=np.int64, count=len(prev))
+        band, mids = rank_bands(ranks, len(self.domain.items))
+        classes = BandClasses(join, band, band, mids.size)   # S_1: first token = last token
+        return classes, rank_class_weights(classes.sizes, mids, self.level2_rank_power)
 
     def _decide_level1(self, grams, w, rho, sigma, random, join_str):
         names = [join_str(g) for g in grams]
