@@ -769,3 +769,22 @@ def test_the_same_counts_always_train_the_same_model(model):
     made = {json.dumps(train_model(model, counts, 400, ["<unk>"], alphabet, "<unk>"))
             for _ in range(12)}
     assert len(made) == 1
+
+
+def test_model_card_names_the_model_the_noise_and_its_own_files():
+    """The card sits inside hf/ (the folder users upload): its file list is relative to it; a
+    zCDP-accounted stage names its noise (discrete Gaussian), not its accounting."""
+    from dp_vocab.export.model_card import model_card
+    record = {"guarantee": {"epsilon": 3.0, "delta": 1e-5},
+              "composition": {"stages": [
+                  {"name": "selection", "mechanism": "m", "epsilon": 1.5, "delta": 5e-6,
+                   "noise": "gaussian"},
+                  {"name": "counts", "mechanism": "c", "epsilon": 1.5, "delta": 5e-6,
+                   "noise": "zcdp", "rho": 0.0599}]}}
+    card = model_card(record, "bpe", "gpt2 style", 8000,
+                      ["hf/tokenizer.json", "hf/README.md"])
+    assert "# A BPE tokenizer (GPT-2 style) trained with differential privacy" in card
+    assert "| counts | `c` | 1.5 | 5e-06 | discrete Gaussian (ρ-zCDP, ρ = 0.0599) |" in card
+    assert "- `tokenizer.json`" in card and "hf/" not in card.split("## Files")[1]
+    assert "# A Unigram tokenizer (like src.json)" in model_card(record, "unigram",
+                                                                 "like src.json", 10, [])

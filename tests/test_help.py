@@ -69,7 +69,7 @@ def test_a_wrong_input_hint_names_functions_that_exist(hint):
 
 def test_run_recipe_says_what_overrides_look_like_and_what_it_returns():
     doc = inspect.getdoc(dp_vocab.run_recipe)
-    assert '"mechanism.epsilon"' in doc and "--mechanism.epsilon" in doc
+    assert '"budget.epsilon"' in doc and "--budget.epsilon" in doc
     assert ".release" in doc and ".files" in doc and ".record" in doc
 
 

@@ -99,6 +99,46 @@ def test_spacy_and_hf_on_a_process_pool_equal_serial(monkeypatch, tokenizer):
     assert got == [run for _, t in docs for run in ex.runs(t)]
 
 
+SCRIPT_BODY = """
+from concurrent.futures import ProcessPoolExecutor
+from dp_vocab.ingest.extract import extract_itemsets
+from dp_vocab.ingest.text import parallel
+from dp_vocab.ingest.text.items import ItemExtractor
+from dp_vocab.ingest.text.tokenizers import HFPreTokenizer
+parallel.SERIAL_FIRST, parallel.BATCH, parallel.workers = 10, 7, lambda: 2
+submitted = []
+real_submit = ProcessPoolExecutor.submit
+ProcessPoolExecutor.submit = lambda self, *a: submitted.append(1) or real_submit(self, *a)
+print("top level ran")
+def run():
+    docs = [(f"u{i % 13}", f"Doc {i}: don't stop, Mr. Smith!") for i in range(200)]
+    sets = extract_itemsets(docs, ItemExtractor(HFPreTokenizer("bert")))
+    print("users", len(sets.to_dict()), "pool tasks", len(submitted))
+"""
+
+
+@pytest.mark.parametrize("guarded", [False, True])
+def test_a_script_without_a_main_guard_runs_serially_and_says_why(tmp_path, guarded):
+    """forkserver workers import the main script again: a script that starts the extraction
+    from its top level would start it in every worker, which multiprocessing refuses (the run
+    failed with BrokenProcessPool). Such a script now extracts on one core, with a warning that
+    names the fix; under `if __name__ == "__main__":` the pool does the work."""
+    import subprocess
+    import sys
+    script = tmp_path / "script.py"
+    script.write_text(SCRIPT_BODY + ('if __name__ == "__main__":\n    run()\n' if guarded
+                                     else "run()\n"))
+    res = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         timeout=120, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    tasks = 0 if not guarded else 28   # (200 − 10) documents in batches of 7
+    lines = res.stdout.splitlines()
+    assert lines[-1] == f"users 13 pool tasks {tasks}"
+    if not guarded:   # no worker imported the script (a guarded one is imported, harmlessly)
+        assert lines == ["top level ran", lines[-1]]
+    assert ("__main__" in res.stderr and "one core" in res.stderr) is not guarded
+
+
 def test_bert_kind_splits_cjk_ideographs_as_bert_does():
     """The "bert" kind makes the words BERT's own pipeline makes: each CJK ideograph a word
     (BertNormalizer's handle_chinese_chars), Hangul and kana left whole."""

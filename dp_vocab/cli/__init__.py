@@ -112,7 +112,7 @@ def run(ctx: typer.Context,
                                    help="No progress or summary (warnings, notes and skipped "
                                         "lines still go to stderr)")):
     """Run RECIPE and write the release to OUTPUT. Override any recipe value with
-    --section.key VALUE, e.g. --mechanism.epsilon 1 --paths.corpus my.jsonl"""
+    --section.key VALUE, e.g. --budget.epsilon 1 --paths.corpus my.jsonl"""
     from ..recipes import parse_overrides, run_recipe
     from .display import ReadProgress, print_skipped, print_summary
 

@@ -14,6 +14,19 @@ def _fmt(x) -> str:
     return f"{x:g}" if isinstance(x, float) else str(x)
 
 
+MODEL_NAMES = {"bpe": "BPE", "wordpiece": "WordPiece", "unigram": "Unigram",
+               "wordlevel": "WordLevel"}
+STYLE_NAMES = {"gpt2": "GPT-2", "bert": "BERT", "sentencepiece": "SentencePiece", "t5": "T5"}
+
+
+def _noise(stage: dict) -> str:
+    """A stage's noise as its users name it: zCDP-accounted stages add discrete Gaussian noise."""
+    if stage.get("noise") == "zcdp":
+        return f"discrete Gaussian (ρ-zCDP, ρ = {stage['rho']:.4g})" if "rho" in stage \
+            else "discrete Gaussian (zCDP)"
+    return str(stage.get("noise", ""))
+
+
 def _public_inputs(record: dict) -> list[str]:
     """Public lists the run used, with their SHA-256 (from the mechanism's record)."""
     out = []
@@ -36,6 +49,8 @@ def model_card(record: dict, model: str, style: str, size: int, files: list[str]
     stages = (record.get("composition") or {}).get("stages") or record.get("ledger") or []
     total = (record.get("composition") or {}).get("total") or {}
     items = record.get("items") or {}
+    first, _, rest = style.partition(" ")
+    title_style = f"{STYLE_NAMES.get(first, first)} {rest}".strip()
     lines = [
         "---",
         "library_name: tokenizers",
@@ -46,7 +61,8 @@ def model_card(record: dict, model: str, style: str, size: int, files: list[str]
         "- dp-vocab",
         "---",
         "",
-        f"# A {model} tokenizer ({style}) trained with differential privacy",
+        f"# A {MODEL_NAMES.get(model, model)} tokenizer ({title_style}) trained with "
+        "differential privacy",
         "",
         f"Built by dp-vocab {version} from user text with **user-level "
         f"(ε = {_fmt(eps)}, δ = {_fmt(delta)})-differential privacy**: {unit}. "
@@ -66,7 +82,7 @@ def model_card(record: dict, model: str, style: str, size: int, files: list[str]
     ]
     for s in stages:
         lines.append(f"| {s.get('name', '')} | `{s.get('mechanism', '')}` | "
-                     f"{_fmt(s.get('epsilon'))} | {_fmt(s.get('delta'))} | {s.get('noise', '')} |")
+                     f"{_fmt(s.get('epsilon'))} | {_fmt(s.get('delta'))} | {_noise(s)} |")
     inputs = _public_inputs(record) + [
         f"- `{p['source']}`: {p['items']} entries, SHA-256 `{p['sha256']}`"
         for p in (public or [])]
@@ -80,8 +96,9 @@ def model_card(record: dict, model: str, style: str, size: int, files: list[str]
     lines += [
         "", "## What is and is not protected", "",
         "- Protected: whether any one user's documents were used. Every token, merge and piece "
-        "comes from items released by the mechanisms above, their DP counts, or public inputs; "
-        "tokens that few users share are not in the vocabulary.",
+        "comes from items released by the mechanisms above, their DP counts, or public inputs "
+        "(the alphabet, the public lists above): a word that few users share is in the "
+        "vocabulary only if a public input holds it.",
         "- Not protected: what many users have in common (that is what a vocabulary is); a "
         "person whose text appears under several user ids (each id is one user); the public "
         "inputs; the run's parameters and this card, which are public by design.",
@@ -103,8 +120,9 @@ def model_card(record: dict, model: str, style: str, size: int, files: list[str]
         "```",
         "", "## Files", "",
     ]
-    lines += [f"- `{f}`" for f in files]
-    lines += ["", "The run's full privacy record is `privacy.json`, next to the `hf/` folder.", ""]
+    lines += [f"- `{f.removeprefix('hf/')}`" for f in files]
+    lines += ["", "The run's full privacy record (`privacy.json`) stays with the run's output; "
+              "the guarantee and the stages above are taken from it.", ""]
     return "\n".join(lines)
 
 

@@ -79,7 +79,7 @@ def parse_overrides(args: list[str]) -> dict[str, Any]:
                     "that the shell leaves it alone: --paths.corpus 'data/*.jsonl'") \
                 if glob else ""
             raise RecipeError(f"override {arg!r}: expected --section.key VALUE (e.g. "
-                              f"--mechanism.epsilon 1).{hint}")
+                              f"--budget.epsilon 1).{hint}")
         if "=" in arg:
             key, value = arg[2:].split("=", 1)
             i += 1
@@ -590,7 +590,7 @@ def run_recipe(recipe, output, overrides: dict[str, Any] | None = None, force: b
         The output directory, created; it must not exist unless ``force``.
     overrides : dict or None
         Recipe values to replace, keyed by ``"section.key"`` as on the command line
-        (``--mechanism.epsilon 1``): ``{"mechanism.epsilon": 1.0, "paths.corpus":
+        (``--budget.epsilon 1``): ``{"budget.epsilon": 1.0, "paths.corpus":
         "my.jsonl.gz", "run.seed": 3, "export.vocab_size": 8000}``. Values are Python values
         (numbers, strings, booleans, None, lists); the section must exist in the recipe
         (``run.*`` always may).

@@ -16,6 +16,7 @@ import os
 import re
 import statistics
 import time
+import warnings
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -29,6 +30,7 @@ from .heldout import (NON_PRIVATE, VocabularyUtility, ngram_coverage, nonprivate
                       split_users)
 from ..data.itemsets import ItemSets, Vocabulary
 from ..export.output_dir import atomic_output_dir, check_output_dir, write_json
+from ..ingest.text.parallel import main_reimport_is_safe
 from ..version import __version__
 
 HOLDER_THRESHOLDS = (5, 20, 100)
@@ -362,6 +364,11 @@ def evaluate(source, mechanisms: list[str] | None, epsilons: list[float], delta:
                for m in mechanisms for e in epsilons for d0 in d0s for r in range(repeats)]
     _init_worker(itemsets, sequences, utility, extractor, held_sequences)
     runs = []
+    if jobs > 1 and not main_reimport_is_safe():
+        warnings.warn(f"evaluate runs on one core, not {jobs}: this script starts it from its top "
+                      "level. Put that code under `if __name__ == \"__main__\":` (worker "
+                      "processes import the script again).", stacklevel=2)
+        jobs = 1
     if jobs > 1:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
