@@ -302,6 +302,7 @@ def test_summary_shows_the_counts_stage_and_the_bpe_size_note(tmp_path):
     size = len(json.loads((out / "hf" / "tokenizer.json").read_text(encoding="utf-8"))
                ["model"]["vocab"])
     assert size < 8000
+    assert rows["hf tokenizer"].startswith(f"{size:,} tokens")   # the size made, on the console
     [note] = record["export_notes"]
     assert note.startswith(f"hf/tokenizer.json has {size:,} tokens, not the requested "
                            f"vocab_size = 8,000: the {record['released_items']:,} released items")

@@ -155,7 +155,7 @@ def test_bpe_smaller_than_vocab_size_says_what_was_made_why_and_what_to_do(tmp_p
                      f"8,000: the {len(WORDS)} released items allow only {merges:,} BPE merges "
                      f"(+ 256 bytes and 1 special token(s)). To ask for what the release "
                      f"supports, set export.vocab_size = {size}; for more tokens, release more "
-                     f"items: raise the epsilon of [mechanism] or use a corpus with more users."]
+                     f"items: raise [budget] epsilon or use a corpus with more users."]
     # doing what the note says gives the same tokenizer and no note
     again = HFTokenizerExporter(model="bpe", vocab_size=size).export(release(), tmp_path / "b",
                                                                     {"items": ITEMS})
@@ -185,7 +185,7 @@ def test_vocab_size_of_untrained_models_is_noted_not_silently_ignored(tmp_path, 
     assert made(size, "exact") == (size, [])
     head = f"hf/tokenizer.json has {size:,} tokens, not the requested vocab_size = "
     smaller = len(STYLES["bert"].special_tokens) + 1
-    for asked, fix in ((size * 10, "raise the epsilon of [mechanism]"),
+    for asked, fix in ((size * 10, "raise [budget] epsilon"),
                        (smaller, "the top_k mechanism releases k")):
         got, [note] = made(asked, str(asked))
         assert got == size   # not a cap: the same tokenizer

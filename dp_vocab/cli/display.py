@@ -98,9 +98,25 @@ def summary_table(result) -> Table:
     for row in ledger_rows(result.record):
         t.add_row(*row)
     t.add_row("released items (DP output)", f"{len(rel.items):,}")
+    size = _tokenizer_size(result)
+    if size is not None:
+        t.add_row("hf tokenizer", f"{size:,} tokens (learned from the released items' DP "
+                                  "counts and the public inputs)")
     t.add_row("randomness", rel.randomness["mode"])
     t.add_row("output", escape(f"{result.output}/ ({', '.join(result.files)})"))
     return t
+
+
+def _tokenizer_size(result) -> int | None:
+    """The exported Hugging Face tokenizer's size (special tokens included), if there is one."""
+    import json
+    if "hf/tokenizer.json" not in result.files:
+        return None
+    try:
+        model = json.loads((result.output / "hf" / "tokenizer.json").read_text("utf-8"))["model"]
+    except (OSError, ValueError, KeyError):
+        return None
+    return len(model.get("vocab") or [])
 
 
 def ledger_rows(record: dict) -> list[tuple[str, str]]:

@@ -456,8 +456,8 @@ class HFTokenizerExporter:
         n_items = sum(1 for w in release.items if w not in specials)
         head = (f"hf/tokenizer.json has {size:,} tokens, not the requested vocab_size = "
                 f"{requested:,}")
-        more = ("for more tokens, release more items: raise the epsilon of [mechanism] or use a "
-                "corpus with more users")
+        more = ("for more tokens, release more items: raise [budget] epsilon or use a corpus "
+                "with more users")
         if self.model == "bpe":   # the trainer stops when no pair is left to merge
             merges = len(tokenizer_json["model"]["merges"])
             return (f"{head}: the {n_items:,} released items allow only {merges:,} BPE merges "
