@@ -133,23 +133,27 @@ def main() -> None:
     ap.add_argument("--key", help="the run key, 64 hex digits (default: drawn from the seed)")
     ap.add_argument("--configs", default="before,recipe",
                     help="comma-separated configurations to run: before, recipe, recipe_eta, "
-                         "recipe_unweighted")
+                         "recipe_unweighted, recipe_per_level")
     ap.add_argument("--holdout", type=float, default=0.0,
                     help="share of users held out for the next-word columns (NON-PRIVATE), "
                          "e.g. 0.2; 0: none")
-    ap.add_argument("--one", choices=("before", "recipe", "recipe_eta", "recipe_unweighted"),
+    ap.add_argument("--one", choices=("before", "recipe", "recipe_eta", "recipe_unweighted",
+                                      "recipe_per_level"),
                     help="run one configuration (a subprocess of this script: prints one JSON "
                          "line with its peak RSS)")
     args = ap.parse_args()
     # recipe_eta: the recipe with levels n ≥ 2 by the η threshold instead of BH (issue 32)
     eta_rule = {k: v for k, v in recipe_params().items()
-                if k not in ("level_fdr", "level_fdr_lambda", "total_fdr", "level2_rank_power",
-                             "level_block_power")}
+                if k not in ("level_fdr", "level_fdr_lambda", "total_fdr", "public_fdr",
+                             "level2_rank_power", "level_block_power")}
     # recipe_unweighted: the recipe's BH levels without the class weights (ngrams.md §3d)
     unweighted = {k: v for k, v in recipe_params().items()
                   if k not in ("level2_rank_power", "level_block_power")}
+    # recipe_per_level: the recipe without its whole-release bound (ngrams.md §3c): level 1 at
+    # dpne_public's default public_fdr, levels 2..T each at level_fdr only
+    per_level = {k: v for k, v in recipe_params().items() if k not in ("public_fdr", "total_fdr")}
     configs = {"before": BEFORE, "recipe": recipe_params(), "recipe_eta": eta_rule,
-               "recipe_unweighted": unweighted}
+               "recipe_unweighted": unweighted, "recipe_per_level": per_level}
     key = bytes.fromhex(args.key) if args.key else None
     if args.one:
         corpus = load(args.corpus)
