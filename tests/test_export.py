@@ -788,3 +788,22 @@ def test_model_card_names_the_model_the_noise_and_its_own_files():
     assert "- `tokenizer.json`" in card and "hf/" not in card.split("## Files")[1]
     assert "# A Unigram tokenizer (like src.json)" in model_card(record, "unigram",
                                                                  "like src.json", 10, [])
+
+
+def test_trailing_marks_only_where_the_pre_tokenizer_keeps_them_in_the_unit():
+    """Metaspace keeps a word's full stop and comma in its unit (▁word.): each unit of letters
+    gets those forms at TRAILING_SHARE of its count, unless the table has them; a pre-tokenizer
+    that splits punctuation off (BERT, GPT-2) gets nothing."""
+    from tokenizers import pre_tokenizers
+    from dp_vocab.export.trained import TRAILING_SHARE, with_trailing_marks
+
+    def units_of(pre):
+        return lambda text: [u for u, _ in pre.pre_tokenize_str(text)]
+    table = {"▁college": 1000.0, "▁college.": 7.0, "▁don't": 100.0, "▁42": 50.0, ".": 900.0}
+    out = with_trailing_marks(table, units_of(pre_tokenizers.Metaspace("▁")))
+    assert out["▁college,"] == 1000 * TRAILING_SHARE and out["▁college."] == 7.0
+    assert "▁42." not in out and ".." not in out and "▁don't." not in out
+    assert set(out) - set(table) == {"▁college,"}
+    for pre in (pre_tokenizers.BertPreTokenizer(),
+                pre_tokenizers.ByteLevel(add_prefix_space=False)):
+        assert with_trailing_marks(table, units_of(pre)) == table

@@ -253,3 +253,20 @@ def test_hostile_frames_give_a_clear_error_or_the_right_item_sets(case):
 
 def test_the_frame_cases_are_all_run():
     assert len(_frame_cases()) == 19
+
+
+def test_an_error_after_sigterm_reads_as_the_interruption(monkeypatch, capsys):
+    """Python ignores an exception raised inside a C callback (numba's compiler calls back into
+    Python): a SIGTERM landing there leaves the run to fail later with another error, which
+    must still read as the interruption, not as an internal error."""
+    import typer
+    from dp_vocab import cli
+    monkeypatch.setitem(cli._STATE, "terminated", True)
+    with pytest.raises(typer.Exit) as e, cli._errors():
+        raise RuntimeError("numba's cache was left half-written")
+    assert e.value.exit_code == 130
+    assert "interrupted; nothing was written" in capsys.readouterr().err
+    monkeypatch.setitem(cli._STATE, "terminated", False)
+    with pytest.raises(typer.Exit) as e, cli._errors():
+        raise RuntimeError("x")
+    assert e.value.exit_code == 1

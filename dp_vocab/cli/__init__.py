@@ -22,7 +22,7 @@ app = typer.Typer(name="dp-vocab", add_completion=False, no_args_is_help=True,
                   help="Build vocabularies and n-gram sets from user text with user-level "
                        "differential privacy.")
 
-_STATE = {"debug": False}
+_STATE = {"debug": False, "terminated": False}
 
 
 def _print_version(value: bool) -> None:
@@ -88,6 +88,8 @@ def _errors():
         _fail("out of memory. Lower the limits that size the work (max_items_per_user, "
               "max_distinct_per_user, n_max, --canary-items) or use the dask backend", code=1)
     except Exception as e:  # noqa: BLE001 - the last line of defence of the CLI
+        if _STATE["terminated"]:   # a SIGTERM whose interrupt a C callback swallowed (numba)
+            _fail("interrupted; nothing was written", code=130)
         if _STATE["debug"]:
             raise
         # the message is not printed: an exception's text may quote private input
@@ -119,7 +121,17 @@ def run(ctx: typer.Context,
     import signal
 
     def _terminate(signum, frame):  # SIGTERM: unwind like Ctrl-C, so no partial output remains
+        _STATE["terminated"] = True
         raise KeyboardInterrupt
+
+    def _unless_terminated(step):
+        """A progress callback that raises the interrupt again if a C callback swallowed it
+        (Python ignores an exception raised inside a ctypes callback, as numba's compiler)."""
+        def checked(*args):
+            if _STATE["terminated"]:
+                raise KeyboardInterrupt
+            return step(*args)
+        return checked
 
     signal.signal(signal.SIGTERM, _terminate)
     # the command's own process: an interrupted Dask run's event loop logs the tasks it
@@ -137,7 +149,8 @@ def run(ctx: typer.Context,
                           "runs load them from numba's cache")
         with ReadProgress(disable=quiet, compiling=compiling) as prog:
             result = run_recipe(recipe, output, overrides=overrides, force=force,
-                                progress=prog.update, on_stage=prog.stage)
+                                progress=_unless_terminated(prog.update),
+                                on_stage=_unless_terminated(prog.stage))
         if not quiet:
             print_summary(result)
         else:

@@ -35,7 +35,8 @@ from .lines import LINE_BREAK, LONE_SURROGATE, check_items_writable
 from .like import LikeSource
 from .model_card import model_card
 from ..ingest.text.tokenizers import bert_pre_tokenizer, sentencepiece_whitespace
-from .trained import BYTE_PIECES, PublicPrior, bpe_merges, train_model, training_counts, with_byte_pieces
+from .trained import (BYTE_PIECES, PublicPrior, bpe_merges, train_model, training_counts,
+                      with_byte_pieces, with_trailing_marks)
 
 MODELS = ("wordlevel", "wordpiece", "bpe", "unigram")
 # Models trained on DP counts train towards vocab_size; without counts, WordPiece and WordLevel
@@ -281,6 +282,7 @@ class HFTokenizerExporter:
                                    if w not in special}
         if self.public_prior is not None:
             units = self.public_prior.fill(units, like.units_of, self._new_characters())
+        units = with_trailing_marks(units, like.units_of)
         return like.retrained(training_counts(units, self.max_training_words),
                               self.vocab_size or like.size)
 
@@ -361,6 +363,7 @@ class HFTokenizerExporter:
         if self.public_prior is not None:
             weights = self.public_prior.fill(weights, self._normalizer_and_pre_tokenizer(items),
                                              self._new_characters())
+        weights = with_trailing_marks(weights, self._normalizer_and_pre_tokenizer(items))
         units = training_counts(weights, self.max_training_words)
         alphabet = self._alphabet_for_training(units, items)
         size = self.vocab_size or DEFAULT_VOCAB_SIZE
