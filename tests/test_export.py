@@ -23,6 +23,7 @@ from dp_vocab.errors import ParameterError
 from dp_vocab.export.hf import (BYTE_PIECES, PUBLIC_ALPHABET, PUBLIC_PUNCTUATION, STYLES,
                                  HFTokenizerExporter)
 from dp_vocab.export.spacy import SpacyExporter
+from dp_vocab.export.trained import TRAILING_MARKS
 from dp_vocab.privacy.noise import RandomSource
 from dp_vocab.data.release import Release
 from dp_vocab.ingest.text.tokenizers import DEFAULT_PATTERN
@@ -73,7 +74,8 @@ def public_or_derived(piece: str, special, byte_level: bool) -> bool:
         return True
     if byte_level and len(piece) == 1:  # one of the 256 public byte symbols
         return True
-    return any(core in w for w in WORDS)
+    # a piece of a released word, or of one followed by a public mark (trained.TRAILING_MARKS)
+    return any(core in w + mark for w in WORDS for mark in ("",) + TRAILING_MARKS)
 
 
 @pytest.mark.parametrize("model,style", PRESETS)

@@ -13,8 +13,9 @@ post-processor and special tokens marked special:
 The normaliser is the one that extracted the items (NFKC, lower-casing; Metaspace styles also
 handle white space as SentencePiece), so ``decode(encode(t))`` gives the normalised ``t`` (BERT
 style: up to spacing around punctuation). Every vocabulary entry is a special token, a released
-item, a piece of released items, or public (the 256 bytes; characters; with ``public_prior``,
-the public list's words and their pieces).
+item, a piece of released items (Metaspace: also of a released item followed by a full stop or
+comma), or public (the 256 bytes; characters; with ``public_prior``, the public list's words
+and their pieces).
 The files are written as JSON by us: ``transformers`` is not needed to export, only to load.
 """
 
