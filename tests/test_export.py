@@ -794,18 +794,22 @@ def test_model_card_names_the_model_the_noise_and_its_own_files():
 
 def test_trailing_marks_only_where_the_pre_tokenizer_keeps_them_in_the_unit():
     """Metaspace keeps a word's full stop and comma in its unit (▁word.): each unit of letters
-    gets those forms at TRAILING_SHARE of its count, unless the table has them; a pre-tokenizer
-    that splits punctuation off (BERT, GPT-2) gets nothing."""
+    gets those forms, where the table lacks them, at the mark's share of the released letter
+    units' DP counts; a mark the release never shows adds nothing, and a pre-tokenizer that
+    splits punctuation off (BERT, GPT-2) gets nothing."""
     from tokenizers import pre_tokenizers
-    from dp_vocab.export.trained import TRAILING_SHARE, with_trailing_marks
+    from dp_vocab.export.trained import with_trailing_marks
 
     def units_of(pre):
         return lambda text: [u for u, _ in pre.pre_tokenize_str(text)]
-    table = {"▁college": 1000.0, "▁college.": 7.0, "▁don't": 100.0, "▁42": 50.0, ".": 900.0}
-    out = with_trailing_marks(table, units_of(pre_tokenizers.Metaspace("▁")))
-    assert out["▁college,"] == 1000 * TRAILING_SHARE and out["▁college."] == 7.0
-    assert "▁42." not in out and ".." not in out and "▁don't." not in out
-    assert set(out) - set(table) == {"▁college,"}
+    released = {"▁college": 900.0, "▁student": 100.0, "▁college.": 50.0, "▁don't": 100.0,
+                "▁42": 50.0, ".": 900.0}
+    table = {**released, "▁prior": 40.0}   # the public prior's words come in after the release
+    out = with_trailing_marks(table, released, units_of(pre_tokenizers.Metaspace("▁")))
+    share = 50.0 / (900 + 100)             # "▁college." against the released letter units
+    assert out["▁student."] == 100 * share and out["▁prior."] == 40 * share
+    assert out["▁college."] == 50.0        # a released form keeps its DP count
+    assert set(out) - set(table) == {"▁student.", "▁prior."}   # no comma released: none added
     for pre in (pre_tokenizers.BertPreTokenizer(),
                 pre_tokenizers.ByteLevel(add_prefix_space=False)):
-        assert with_trailing_marks(table, units_of(pre)) == table
+        assert with_trailing_marks(table, released, units_of(pre)) == table

@@ -281,9 +281,10 @@ class HFTokenizerExporter:
         special = set(self.special_tokens)
         units: dict[str, float] = {w: float(max(counts.get(w, 0), 0)) for w in release.items
                                    if w not in special}
+        released = units
         if self.public_prior is not None:
             units = self.public_prior.fill(units, like.units_of, self._new_characters())
-        units = with_trailing_marks(units, like.units_of)
+        units = with_trailing_marks(units, released, like.units_of)
         return like.retrained(training_counts(units, self.max_training_words),
                               self.vocab_size or like.size)
 
@@ -360,11 +361,11 @@ class HFTokenizerExporter:
         """The model learned by ``tokenizers``' BPE trainer on the released units' DP counts
         (``trained.py``); Unigram keeps room for its 256 byte-fallback pieces."""
         from tokenizers import models
-        weights = self.training_units(release, words, items)
+        weights = released = self.training_units(release, words, items)
         if self.public_prior is not None:
             weights = self.public_prior.fill(weights, self._normalizer_and_pre_tokenizer(items),
                                              self._new_characters())
-        weights = with_trailing_marks(weights, self._normalizer_and_pre_tokenizer(items))
+        weights = with_trailing_marks(weights, released, self._normalizer_and_pre_tokenizer(items))
         units = training_counts(weights, self.max_training_words)
         alphabet = self._alphabet_for_training(units, items)
         size = self.vocab_size or DEFAULT_VOCAB_SIZE

@@ -118,28 +118,36 @@ class PublicPrior:
         return out
 
 
-# A full stop and a comma each follow about one word in twenty of written prose (sentences
-# average 15-20 words, with about as many commas as full stops): public facts of text
 TRAILING_MARKS = (".", ",")
-TRAILING_SHARE = 0.05
 
 
-def with_trailing_marks(units: Mapping[str, float], units_of) -> dict[str, float]:
+def _letters(unit: str) -> bool:
+    """A unit of letters, after at most one marker character (Metaspace's ▁)."""
+    return unit[-1:].isalpha() and sum(ch.isalpha() for ch in unit) >= len(unit) - 1
+
+
+def with_trailing_marks(units: Mapping[str, float], released: Mapping[str, float],
+                        units_of) -> dict[str, float]:
     """``units`` and, when the exported pre-tokenizer keeps a word's trailing full stop or
-    comma in its unit (Metaspace: ``▁word.``), each unit of letters followed by each mark with
-    ``TRAILING_SHARE`` of its count, where the table lacks that form. A release keeps such a
-    form only when many users share it, so the trainer saw few words with their marks and learned
-    no piece across one (``s.``, ``▁career,``); these forms of every unit teach them.
-    Post-processing of the release and public facts."""
+    comma in its unit (Metaspace: ``▁word.``), each unit of letters followed by each mark,
+    where the table lacks that form, at the mark's share in the ``released`` units: the DP
+    count of the released letter units with the mark over that of those without. A release
+    keeps such a form only when many users share it, so the trainer saw few words with their
+    marks and learned no piece across one (``s.``, ``▁career,``); these forms teach them, as
+    often as the release says the corpus writes them. Post-processing of the release."""
     out = {u: float(c) for u, c in units.items()}
     word = units_of(" a")
     marks = [m for m in TRAILING_MARKS if len(word) == 1 and units_of(" a" + m) == [word[0] + m]]
-    for unit, count in units.items():
-        letters = sum(ch.isalpha() for ch in unit)
-        if count <= 0 or not unit[-1:].isalpha() or letters < len(unit) - 1:
-            continue   # units of letters, after at most one marker character (▁)
-        for mark in marks:
-            out.setdefault(unit + mark, max(1.0, float(count) * TRAILING_SHARE))
+    bare = sum(c for u, c in released.items() if c > 0 and _letters(u))
+    for mark in marks:
+        marked = sum(c for u, c in released.items()
+                     if c > 0 and u.endswith(mark) and _letters(u[:-len(mark)]))
+        share = marked / bare if bare > 0 else 0.0
+        if share <= 0:
+            continue
+        for unit, count in units.items():
+            if count > 0 and _letters(unit):
+                out.setdefault(unit + mark, max(1.0, float(count) * share))
     return out
 
 
