@@ -168,27 +168,13 @@ class BandClasses:
         (sorted int64): a block with probability ∝ its members of the class, then a uniform
         prefix of band i and suffix of band j in it, held and repeated keys rejected."""
         i, j = divmod(int(cls), self.bands)
-        per_block = self.a_counts[:, i] * self.b_counts[:, j]
-        cum = np.cumsum(per_block)
-        exclude = np.asarray(exclude, dtype=np.int64)
-        chosen: dict[int, Gram] = {}
-        while len(chosen) < k:
-            r = uniform_below(int(cum[-1]), 2 * (k - len(chosen)), random)
-            blk = np.searchsorted(cum, r, side="right")
-            off = r - (cum[blk] - per_block[blk])
+
+        def pair_at(blk: np.ndarray, off: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             cols = self.b_counts[blk, j]
-            a = self.a_ids[self.a_starts[blk, i] + off // cols]
-            b = self.b_ids[self.b_starts[blk, j] + off % cols]
-            for key in (a * self.join.m + b).tolist():
-                if key in chosen:
-                    continue
-                at = int(np.searchsorted(exclude, key))
-                if at < exclude.size and exclude[at] == key:
-                    continue
-                chosen[key] = self.join.gram_of(key)
-                if len(chosen) == k:
-                    break
-        return list(chosen.values())
+            return (self.a_ids[self.a_starts[blk, i] + off // cols],
+                    self.b_ids[self.b_starts[blk, j] + off % cols])
+        return _distinct_members(self.join, k, self.a_counts[:, i] * self.b_counts[:, j],
+                                 pair_at, exclude, random)
 
 
 def block_shape(join: CandidateJoin) -> tuple[np.ndarray, np.ndarray]:
@@ -226,24 +212,35 @@ class BlockClasses:
         """``k`` distinct uniform members of class ``cls`` not in ``exclude`` (sorted int64):
         a block with probability ∝ its size, then a uniform pair in it; held and repeated keys
         rejected."""
-        per_block = np.where(self.block_class == cls, self.block_sizes, 0)
-        cum = np.cumsum(per_block)
-        exclude = np.asarray(exclude, dtype=np.int64)
-        chosen: dict[int, Gram] = {}
-        while len(chosen) < k:
-            r = uniform_below(int(cum[-1]), 2 * (k - len(chosen)), random)
-            blk = np.searchsorted(cum, r, side="right")
-            off = r - (cum[blk] - per_block[blk])
+        def pair_at(blk: np.ndarray, off: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             cols = self.suffixes[blk]
-            a = self.a_ids[self.a_start[blk] + off // cols]
-            b = self.b_ids[self.b_start[blk] + off % cols]
-            for key in (a * self.join.m + b).tolist():
-                if key in chosen:
-                    continue
-                at = int(np.searchsorted(exclude, key))
-                if at < exclude.size and exclude[at] == key:
-                    continue
-                chosen[key] = self.join.gram_of(key)
-                if len(chosen) == k:
-                    break
-        return list(chosen.values())
+            return (self.a_ids[self.a_start[blk] + off // cols],
+                    self.b_ids[self.b_start[blk] + off % cols])
+        return _distinct_members(self.join, k,
+                                 np.where(self.block_class == cls, self.block_sizes, 0),
+                                 pair_at, exclude, random)
+
+
+def _distinct_members(join: CandidateJoin, k: int, per_block: np.ndarray, pair_at,
+                      exclude: np.ndarray, random: RandomSource) -> list[Gram]:
+    """``k`` distinct uniform members of a class laid out block by block (``per_block[i]`` of
+    them in block i; ``pair_at(blocks, offsets)`` gives their prefix and suffix ids) whose keys
+    are not in ``exclude`` (sorted int64): a block with probability ∝ its members, then a
+    uniform member in it; held and repeated keys rejected."""
+    cum = np.cumsum(per_block)
+    exclude = np.asarray(exclude, dtype=np.int64)
+    chosen: dict[int, Gram] = {}
+    while len(chosen) < k:
+        r = uniform_below(int(cum[-1]), 2 * (k - len(chosen)), random)
+        blk = np.searchsorted(cum, r, side="right")
+        a, b = pair_at(blk, r - (cum[blk] - per_block[blk]))
+        for key in (a * join.m + b).tolist():
+            if key in chosen:
+                continue
+            at = int(np.searchsorted(exclude, key))
+            if at < exclude.size and exclude[at] == key:
+                continue
+            chosen[key] = join.gram_of(key)
+            if len(chosen) == k:
+                break
+    return list(chosen.values())
