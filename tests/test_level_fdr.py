@@ -497,18 +497,20 @@ def test_level_fdr_is_recorded_as_data():
 
 # ---- a release ------------------------------------------------------------------------------------
 
-def test_bh_levels_release_members_of_the_candidate_domain():
-    """Every released n-gram has its prefix and suffix released one level down (the zero-weight
-    ones are uniform members of C_n), the per-level counts add up, and strong n-grams pass."""
+def _domain_corpus():
+    """Many users sharing one text, and a few with a rare phrase each: (corpus, extractor)."""
     from dp_vocab.ingest.extract import extract_sequences
     from dp_vocab.ingest.text.items import ItemExtractor
     from dp_vocab.ingest.text.tokenizers import RegexTokenizer
     docs = [(f"u{i}", "the cat sat on the mat . the dog sat on the log .") for i in range(300)]
     docs += [(f"v{i}", f"a rare phrase number {i} here") for i in range(50)]
-    corpus = extract_sequences(docs, ItemExtractor(RegexTokenizer()))
-    m = make_mechanism("dpne", epsilon=4, delta=1e-5, max_n=4, max_items_per_user=20,
-                       level_fdr=0.3, level_fdr_lambda=0.5, policy="l2_descent")
-    rel = m.release(corpus, random=RandomSource(5))
+    extractor = ItemExtractor(RegexTokenizer())
+    return extract_sequences(docs, extractor), extractor
+
+
+def _assert_in_candidate_domain(rel) -> None:
+    """Every released n-gram's prefix and suffix are released one level down, the per-level
+    counts add up, and the strong n-grams pass."""
     items = set(rel.items)
     for g in items:
         toks = g.split(" ")
@@ -518,29 +520,25 @@ def test_bh_levels_release_members_of_the_candidate_domain():
     assert {"the cat", "cat sat", "the cat sat on"} <= items
 
 
+def test_bh_levels_release_members_of_the_candidate_domain():
+    """Every released n-gram has its prefix and suffix released one level down (the zero-weight
+    ones are uniform members of C_n), the per-level counts add up, and strong n-grams pass."""
+    corpus, _ = _domain_corpus()
+    m = make_mechanism("dpne", epsilon=4, delta=1e-5, max_n=4, max_items_per_user=20,
+                       level_fdr=0.3, level_fdr_lambda=0.5, policy="l2_descent")
+    _assert_in_candidate_domain(m.release(corpus, random=RandomSource(5)))
+
+
 @pytest.mark.parametrize("name", ["dpne", "dpne_public"])
 def test_weighted_levels_release_members_of_the_candidate_domain(name):
     """Level 2 by rank-class weighted BH (dpne_public) and levels n ≥ 3 by block-class
     weighted BH: every released n-gram's prefix and suffix are released one level down, the
     counts add up, strong n-grams pass."""
-    from dp_vocab.ingest.extract import extract_sequences
-    from dp_vocab.ingest.text.items import ItemExtractor
-    from dp_vocab.ingest.text.tokenizers import RegexTokenizer
-    docs = [(f"u{i}", "the cat sat on the mat . the dog sat on the log .") for i in range(300)]
-    docs += [(f"v{i}", f"a rare phrase number {i} here") for i in range(50)]
-    extractor = ItemExtractor(RegexTokenizer())
-    corpus = extract_sequences(docs, extractor)
+    corpus, extractor = _domain_corpus()
     public = ["the", ".", "on", "a", "cat", "dog", "sat", "number", "here", "mat", "log"]
     for seed in range(3):
         extra = {"public_items": public, "level2_rank_power": 1.0} if name != "dpne" else {}
         m = make_mechanism(name, epsilon=4, delta=1e-5, max_n=4, max_items_per_user=20,
                            level_fdr=0.3, level_fdr_lambda=0.5, level_block_power=1.0,
                            policy="l2_descent", **extra).for_extractor(extractor)
-        rel = m.release(corpus, random=RandomSource(seed))
-        items = set(rel.items)
-        for g in items:
-            toks = g.split(" ")
-            if len(toks) > 1:
-                assert " ".join(toks[:-1]) in items and " ".join(toks[1:]) in items
-        assert sum(lv["released"] for lv in rel.details["levels"]) == len(rel.items)
-        assert {"the cat", "cat sat", "the cat sat on"} <= items
+        _assert_in_candidate_domain(m.release(corpus, random=RandomSource(seed)))
