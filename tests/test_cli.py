@@ -292,8 +292,8 @@ def test_summary_shows_the_counts_stage_and_the_bpe_size_note(tmp_path):
                         env={"COLUMNS": "300"})   # rich's width: one line per table row
     assert res.exit_code == 0, res.output
     rows = dict(table_rows(res.output))
-    assert rows["stage 1: selection"] == "dp_vocab.policy_gaussian_public.v1: ε=1.5, δ=5e-06"
-    assert rows["stage 2: counts"] == "dp_vocab.normalised_gaussian_counts.v1: ε=1.5, δ=5e-06"
+    assert rows["stage 1: selection"] == "dp_vocab.policy_gaussian_public.v1: ε=2.25, δ=7.5e-06"
+    assert rows["stage 2: counts"] == "dp_vocab.normalised_gaussian_counts.v1: ε=0.75, δ=2.5e-06"
     assert rows["total guarantee"] == "(ε=3, δ=1e-05)-DP per user (basic composition of 2 stages)"
     assert rows["budget"] == "ε=3, δ=1e-05 ([budget])"
     assert rows["noisy counts"].startswith("weighted users: each user's counts, clipped to 1 on "
@@ -312,7 +312,7 @@ def test_summary_shows_the_counts_stage_and_the_bpe_size_note(tmp_path):
 def test_over_budget_with_counts_stage_fails_and_writes_nothing(tmp_path):
     recipe = tmp_path / "split-by-hand.cfg"   # each stage's own ε instead of counts_share
     recipe.write_text((RECIPE_DIR / "private-bpe.cfg").read_text(encoding="utf-8")
-                      .replace("counts_share = 0.5\n", "")
+                      .replace("counts_share = 0.25\n", "")
                       .replace("[counts]\n", "[counts]\nepsilon = 2.0\ndelta = 1e-6\n")
                       .replace("[mechanism]\n", "[mechanism]\nepsilon = 1.5\ndelta = 9e-6\n"),
                       encoding="utf-8")
@@ -332,9 +332,9 @@ def test_counts_share_splits_the_budget_and_is_the_only_source(tmp_path):
                         overrides={"budget.epsilon": eps, "budget.delta": delta,
                                    "paths.corpus": str(SAMPLE)})
         sel, counts = plan.mechanism, plan.counter
-        assert counts.epsilon == eps * 0.5 and counts.delta == delta * 0.5
+        assert counts.epsilon == eps * 0.25 and counts.delta == delta * 0.25
         assert sel.epsilon + counts.epsilon <= eps and sel.delta + counts.delta <= delta
-        assert sel.epsilon == pytest.approx(eps * 0.5, rel=1e-12)
+        assert sel.epsilon == pytest.approx(eps * 0.75, rel=1e-12)
     for key in ("counts.epsilon", "mechanism.delta"):
         with pytest.raises(RecipeError, match=f"{key}.*counts_share"):
             plan_run(RECIPE_DIR / "private-bpe.cfg", tmp_path / "x",

@@ -23,7 +23,7 @@ from dp_vocab.errors import ParameterError
 from dp_vocab.export.hf import (BYTE_PIECES, PUBLIC_ALPHABET, PUBLIC_PUNCTUATION, STYLES,
                                  HFTokenizerExporter)
 from dp_vocab.export.spacy import SpacyExporter
-from dp_vocab.export.trained import TRAILING_MARKS
+from dp_vocab.export.trained import TRAILING_MARKS, released_counts
 from dp_vocab.privacy.noise import RandomSource
 from dp_vocab.data.release import Release
 from dp_vocab.ingest.text.tokenizers import DEFAULT_PATTERN
@@ -247,6 +247,28 @@ def test_unigram_keeps_a_frequent_short_unit_as_its_piece():
         rel, {"tokenizer": "hf_pre_tokenizer", "kind": "metaspace", "nfkc": True,
               "lowercase": False})
     assert tok.encode("I am. It", add_special_tokens=False).tokens[:2] == ["▁I", "▁"]
+
+
+def test_a_released_unit_enters_training_at_least_at_the_count_noise_scale():
+    """A released unit whose DP count came out at or below 0 is still held by users: it is
+    trained at the count noise's scale σ (from the record), so BPE learns it whole; a count
+    above σ is kept, and without a stated σ nothing is raised."""
+    words = ["Ġthe", "Ġcollege", "Ġcampus", "Ġzyzzyvas"]
+    counts = {"Ġthe": 900, "Ġcollege": 600, "Ġcampus": 500, "Ġzyzzyvas": -40}
+    info = {"noise": "discrete_gaussian", "scale": 400.0}
+    items = {"tokenizer": "hf_pre_tokenizer", "kind": "byte_level", "nfkc": False,
+             "lowercase": False}
+
+    def tokens(counts_info):
+        rel = Release(items=sorted(words), mechanism="test", params={}, epsilon=1.0,
+                      delta=1e-5, randomness={"mode": "os"}, privacy={}, counts=counts,
+                      counts_info=counts_info)
+        assert released_counts(rel) == (
+            {**counts, "Ġzyzzyvas": 400.0} if counts_info else {**counts, "Ġzyzzyvas": 0.0})
+        tok = HFTokenizerExporter(model="bpe", style="gpt2", vocab_size=330).build(rel, items)
+        return tok.encode(" zyzzyvas", add_special_tokens=False).tokens
+    assert tokens(info) == ["Ġzyzzyvas"]
+    assert len(tokens(None)) > 1
 
 
 def test_bpe_and_unigram_need_counts(tmp_path):

@@ -290,16 +290,25 @@ def test_domain_normalised_by_the_extractor_keeps_only_single_self_items():
     assert desc["sha256"] != d.describe()["sha256"]
 
 
-def test_space_marking_pre_tokenizers_list_the_spaced_form_first():
-    """Byte-level and metaspace items carry their space: the list holds " w"'s item before w's
-    own (when the extractor keeps w as it is); a regex extractor's list is unchanged."""
+def test_space_marking_pre_tokenizers_list_symbols_then_spaced_forms_and_parts():
+    """Byte-level and metaspace items carry their space: the list holds the units of the
+    public symbols first, then " w"'s units (each part when there are several) before w's own
+    (when the extractor keeps w as it is); a regex extractor's list is unchanged."""
     d = PublicDomain.load(["the", "don't", "a b", "x"], 100)
     byte_level = item_extractor(hf_pre_tokenizer("byte_level"))
-    # " don't" is two byte-level items ("Ġdon", "'t"): not a public item
-    assert d.normalised_by(byte_level, 100).items == ("Ġthe", "the", "Ġx", "x")
-    assert d.normalised_by(byte_level, 3).items == ("Ġthe", "the", "Ġx")
+    n = d.normalised_by(byte_level, 10 ** 6).items
+    k = len(n) - 8
+    # " don't" is "Ġdon" + "'t" and " a b" is "Ġa" + "Ġb": each part is a unit of public text
+    assert n[k:] == ("Ġthe", "the", "Ġdon", "'t", "Ġa", "Ġb", "Ġx", "x")
+    symbols = n[:k]
+    assert symbols[:4] == ("Ġ!", "!", 'Ġ"', '"')
+    assert {"Ċ", "ĊĊ", "ĠĊ", "...", "Ġ--", "80", "Ġ80", "07", "Ġ2024"} <= set(symbols)
+    assert len(set(symbols)) == k and not any(u.splitlines() != [u] for u in symbols)
+    assert d.normalised_by(byte_level, 3).items == ("Ġ!", "!", 'Ġ"')
     metaspace = item_extractor(hf_pre_tokenizer("metaspace"))
-    assert d.normalised_by(metaspace, 100).items == ("▁the", "▁don't", "▁x")
+    m = d.normalised_by(metaspace, 10 ** 6).items
+    assert m[-5:] == ("▁the", "▁don't", "▁a", "▁b", "▁x")
+    assert {"▁!", "▁...", "▁80", "▁2024"} <= set(m[:-5])
     regex = item_extractor(regex_tokenizer())
     assert d.normalised_by(regex, 100).items == ("the", "don't", "x")
 

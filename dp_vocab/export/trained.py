@@ -54,6 +54,16 @@ def training_counts(counts: Mapping[str, float], max_words: int,
     return {u: max(1, round(c * scale)) for u, c in positive.items()}
 
 
+def released_counts(release) -> dict[str, float]:
+    """Each released item's DP count for a trainer, at least the count noise's scale σ when
+    the record states it: the selection released the item, so users hold it, and a count
+    below σ cannot be told from 0 (left at 0 or below, the trainer would never see a
+    released word, and would split it). Post-processing of the release and its parameters."""
+    counts = release.counts or {}
+    floor = float((release.counts_info or {}).get("scale") or 0.0)
+    return {w: max(float(counts.get(w, 0)), floor, 0.0) for w in release.items}
+
+
 class PublicPrior:
     """Public word frequencies that fill the training table below the released units: the
     trainers then learn pieces for words no DP release keeps (names, rare inflections) from

@@ -32,6 +32,26 @@ from ..errors import CorpusError, ParameterError
 WORDFREQ_PREFIX = "wordfreq:"
 
 
+def _public_symbols() -> tuple[str, ...]:
+    """Texts every corpus writes that no word list holds, most frequent kinds first: the ASCII
+    punctuation marks, white space runs, pairs of marks, runs of one mark, numbers below
+    1,000 (and 00-09) and the years 1900-2099. Public facts, the same for every corpus."""
+    import string
+    marks = string.punctuation
+    space = ["\n", "\n\n", "\t", "\r\n", "  ", "   ", "    "]
+    pairs = [a + b for a in marks for b in marks]
+    runs = [m * n for m in marks for n in range(3, 7)]
+    numbers = [str(i) for i in range(1000)] + [f"{i:02d}" for i in range(10)] + [
+        str(y) for y in range(1900, 2100)]
+    return tuple([*marks, *space, *pairs, *runs, *numbers])
+
+
+PUBLIC_SYMBOLS = _public_symbols()
+
+# a word of at most this many characters also stands for its form in capitals (SQL, NOT)
+SHORT_WORD = 4
+
+
 @dataclass(frozen=True)
 class PublicDomain:
     """The public list P in public rank order (distinct strings) and where it came from."""
@@ -64,21 +84,36 @@ class PublicDomain:
         hold strings the data can produce (else they can only ever be false positives). For a
         pre-tokenizer that marks spaces in its items (byte-level "Ġw", metaspace "▁w"), each
         word w also stands for the item it makes of " w", its usual place in text, ranked
-        just before w; if it keeps case, then also for those of its capitalised form."""
+        just before w; if it keeps case, then also for those of its capitalised form; and
+        when it splits " w" (byte-level " i've" → "Ġi", "'ve"), for each part. Such a
+        pre-tokenizer also makes units of what no word list holds (punctuation, white space,
+        numbers): the units it makes of ``PUBLIC_SYMBOLS`` come first in P, as the marks
+        are among the most frequent units of any text."""
         marks_spaces = extractor(" a") != ["a"]
         # a cased extractor (with a space-marking pre-tokenizer) also meets "W", a word's
         # capitalised form, at the start of sentences
         cased = marks_spaces and extractor(" A") != extractor(" a")
 
+        def cased_forms(w: str):
+            yield w
+            yield w[:1].upper() + w[1:]
+            if len(w) <= SHORT_WORD:   # acronyms are short words written in capitals
+                yield w.upper()
+
         def forms(w: str):
-            for v in (w, w[:1].upper() + w[1:]) if cased else (w,):
+            for v in dict.fromkeys(cased_forms(w) if cased else (w,)):
                 if marks_spaces:
-                    spaced = extractor(" " + v)
-                    if len(spaced) == 1:
-                        yield spaced[0]
+                    yield from extractor(" " + v)
                 if extractor(v) == [v]:
                     yield v
-        kept = (form for w in self.items for form in forms(w))
+
+        def symbol_units(s: str):
+            for text in (" " + s, s):
+                made = extractor(text)
+                if len(made) == 1 and made[0].splitlines() == [made[0]]:
+                    yield made[0]
+        symbols = (u for s in PUBLIC_SYMBOLS for u in symbol_units(s)) if marks_spaces else ()
+        kept = itertools.chain(symbols, (form for w in self.items for form in forms(w)))
         return PublicDomain(_first_distinct(kept, limit), self.source, True)
 
     @classmethod
