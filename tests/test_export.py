@@ -814,24 +814,29 @@ def test_model_card_names_the_model_the_noise_and_its_own_files():
                                                                  "like src.json", 10, [])
 
 
-def test_trailing_marks_only_where_the_pre_tokenizer_keeps_them_in_the_unit():
-    """Metaspace keeps a word's full stop and comma in its unit (▁word.): each unit of letters
-    gets those forms, where the table lacks them, at the mark's share of the released letter
-    units' DP counts; a mark the release never shows adds nothing, and a pre-tokenizer that
-    splits punctuation off (BERT, GPT-2) gets nothing."""
+def test_punctuated_forms_only_where_the_pre_tokenizer_keeps_marks_in_the_unit():
+    """Metaspace keeps a word's marks in its unit (▁word., ▁(word): each unit of letters gets
+    its full stop and comma forms, where the table lacks them, at the mark's share of the
+    released letter units' DP counts, and its form without the marker (as read after a mark)
+    at the share of released units with letters after marks; a mark the release never shows
+    adds nothing, and a pre-tokenizer that splits punctuation off (BERT, GPT-2) gets nothing."""
     from tokenizers import pre_tokenizers
-    from dp_vocab.export.trained import with_trailing_marks
+    from dp_vocab.export.trained import with_punctuated_forms
 
     def units_of(pre):
         return lambda text: [u for u, _ in pre.pre_tokenize_str(text)]
     released = {"▁college": 900.0, "▁student": 100.0, "▁college.": 50.0, "▁don't": 100.0,
-                "▁42": 50.0, ".": 900.0}
+                "▁42": 50.0, ".": 900.0, "▁(college": 20.0, "▁(42": 30.0}
     table = {**released, "▁prior": 40.0}   # the public prior's words come in after the release
-    out = with_trailing_marks(table, released, units_of(pre_tokenizers.Metaspace("▁")))
+    out = with_punctuated_forms(table, released, units_of(pre_tokenizers.Metaspace("▁")))
     share = 50.0 / (900 + 100)             # "▁college." against the released letter units
     assert out["▁student."] == 100 * share and out["▁prior."] == 40 * share
     assert out["▁college."] == 50.0        # a released form keeps its DP count
-    assert set(out) - set(table) == {"▁student.", "▁prior."}   # no comma released: none added
+    after = 20.0 / (900 + 100)             # "▁(college": letters after a mark ("▁(42" is not)
+    assert out["college"] == 900 * after and out["prior"] == max(1.0, 40 * after)
+    assert out["student"] == max(1.0, 100 * after)
+    # no comma released: no comma form; no form of a form
+    assert set(out) - set(table) == {"▁student.", "▁prior.", "college", "student", "prior"}
     for pre in (pre_tokenizers.BertPreTokenizer(),
                 pre_tokenizers.ByteLevel(add_prefix_space=False)):
-        assert with_trailing_marks(table, released, units_of(pre)) == table
+        assert with_punctuated_forms(table, released, units_of(pre)) == table

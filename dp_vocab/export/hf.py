@@ -37,7 +37,7 @@ from .like import LikeSource
 from .model_card import model_card
 from ..ingest.text.tokenizers import bert_pre_tokenizer, sentencepiece_whitespace
 from .trained import (BYTE_PIECES, PublicPrior, bpe_merges, released_counts, train_model,
-                      training_counts, with_byte_pieces, with_trailing_marks)
+                      training_counts, with_byte_pieces, with_punctuated_forms)
 
 MODELS = ("wordlevel", "wordpiece", "bpe", "unigram")
 # Models trained on DP counts train towards vocab_size; without counts, WordPiece and WordLevel
@@ -283,7 +283,7 @@ class HFTokenizerExporter:
         released = units
         if self.public_prior is not None:
             units = self.public_prior.fill(units, like.units_of, self._new_characters())
-        units = with_trailing_marks(units, released, like.units_of)
+        units = with_punctuated_forms(units, released, like.units_of)
         return like.retrained(training_counts(units, self.max_training_words),
                               self.vocab_size or like.size)
 
@@ -364,7 +364,8 @@ class HFTokenizerExporter:
         if self.public_prior is not None:
             weights = self.public_prior.fill(weights, self._normalizer_and_pre_tokenizer(items),
                                              self._new_characters())
-        weights = with_trailing_marks(weights, released, self._normalizer_and_pre_tokenizer(items))
+        weights = with_punctuated_forms(weights, released,
+                                        self._normalizer_and_pre_tokenizer(items))
         units = training_counts(weights, self.max_training_words)
         alphabet = self._alphabet_for_training(units, items)
         size = self.vocab_size or DEFAULT_VOCAB_SIZE

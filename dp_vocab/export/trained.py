@@ -136,29 +136,52 @@ def _letters(unit: str) -> bool:
     return unit[-1:].isalpha() and sum(ch.isalpha() for ch in unit) >= len(unit) - 1
 
 
-def with_trailing_marks(units: Mapping[str, float], released: Mapping[str, float],
-                        units_of) -> dict[str, float]:
-    """``units`` and, when the exported pre-tokenizer keeps a word's trailing full stop or
-    comma in its unit (Metaspace: ``▁word.``), each unit of letters followed by each mark,
-    where the table lacks that form, at the mark's share in the ``released`` units: the DP
-    count of the released letter units with the mark over that of those without. A release
-    keeps such a form only when many users share it, so the trainer saw few words with their
-    marks and learned no piece across one (``s.``, ``▁career,``); these forms teach them, as
-    often as the release says the corpus writes them. Post-processing of the release."""
+def with_punctuated_forms(units: Mapping[str, float], released: Mapping[str, float],
+                          units_of) -> dict[str, float]:
+    """``units`` and, when the exported pre-tokenizer keeps punctuation in a word's unit
+    (Metaspace: ``▁word.``, ``▁(word``), forms the release rarely keeps, each at its share in
+    the ``released`` units' DP counts, where the table lacks it:
+
+    - each unit of letters followed by each of ``TRAILING_MARKS``, at the share of the
+      released letter units with that mark over those without;
+    - each unit of letters without its space marker (``word``, as read inside ``▁(word``,
+      ``▁/r/word`` or a URL), at the share of the released units in which letters follow
+      marks, over the released letter units.
+
+    A release keeps such forms only when many users share them, so the trainer saw few and
+    learned no piece across a word and its mark (``s.``, ``▁career,``) nor a word's piece
+    without its marker; these forms teach them, as often as the release says the corpus
+    writes them. Post-processing of the release."""
     out = {u: float(c) for u, c in units.items()}
     word = units_of(" a")
-    marks = [m for m in TRAILING_MARKS if len(word) == 1 and units_of(" a" + m) == [word[0] + m]]
+    if len(word) != 1:
+        return out
+    marker = word[0][:-1]
     bare = sum(c for u, c in released.items() if c > 0 and _letters(u))
-    for mark in marks:
-        marked = sum(c for u, c in released.items()
-                     if c > 0 and u.endswith(mark) and _letters(u[:-len(mark)]))
-        share = marked / bare if bare > 0 else 0.0
-        if share <= 0:
-            continue
+
+    def add(form_of, share: float) -> None:
+        if bare <= 0 or share <= 0:
+            return
         for unit, count in units.items():
             if count > 0 and _letters(unit):
-                out.setdefault(unit + mark, max(1.0, float(count) * share))
+                out.setdefault(form_of(unit), max(1.0, float(count) * share))
+
+    for mark in TRAILING_MARKS:
+        if units_of(" a" + mark) == [word[0] + mark]:
+            marked = sum(c for u, c in released.items()
+                         if c > 0 and u.endswith(mark) and _letters(u[:-len(mark)]))
+            add(lambda u, m=mark: u + m, marked / bare if bare > 0 else 0.0)
+    if marker and units_of(" (a") == [marker + "(a"]:
+        led = sum(c for u, c in released.items() if c > 0 and _after_marks(u, marker))
+        add(lambda u: u[len(marker):] if u.startswith(marker) else u,
+            led / bare if bare > 0 else 0.0)
     return out
+
+
+def _after_marks(unit: str, marker: str) -> bool:
+    """``marker``, then marks (no letter, digit or white space), then letters: ``▁(word``."""
+    m = re.escape(marker)
+    return re.fullmatch(m + r"[^\w\s" + m + r"]+[^\W\d_]+", unit) is not None
 
 
 # Unigram's byte fallback: a character no piece covers is spelt as its UTF-8 bytes (public)
@@ -299,4 +322,4 @@ def bpe_merges(trained: dict) -> list[tuple[str, str]]:
 
 
 __all__ = ["BYTE_PIECES", "PublicPrior", "bpe_merges", "train_model", "training_counts",
-           "with_byte_pieces", "with_trailing_marks"]
+           "with_byte_pieces", "with_punctuated_forms"]
