@@ -23,7 +23,7 @@ from dp_vocab.errors import ParameterError
 from dp_vocab.export.hf import (BYTE_PIECES, PUBLIC_ALPHABET, PUBLIC_PUNCTUATION, STYLES,
                                  HFTokenizerExporter)
 from dp_vocab.export.spacy import SpacyExporter
-from dp_vocab.export.trained import TRAILING_MARKS, released_counts
+from dp_vocab.export.trained import TRAILING_MARKS, count_floor
 from dp_vocab.privacy.noise import RandomSource
 from dp_vocab.data.release import Release
 from dp_vocab.ingest.text.tokenizers import DEFAULT_PATTERN
@@ -250,22 +250,29 @@ def test_unigram_keeps_a_frequent_short_unit_as_its_piece():
 
 
 def test_a_released_unit_enters_training_at_least_at_the_count_noise_scale():
-    """A released unit whose DP count came out at or below 0 is still held by users: it is
+    """A released unit whose DP count came out at 0 or below σ is still held by users: it is
     trained at the count noise's scale σ (from the record), so BPE learns it whole; a count
-    above σ is kept, and without a stated σ nothing is raised."""
-    words = ["Ġthe", "Ġcollege", "Ġcampus", "Ġzyzzyvas"]
-    counts = {"Ġthe": 900, "Ġcollege": 600, "Ġcampus": 500, "Ġzyzzyvas": -40}
-    info = {"noise": "discrete_gaussian", "scale": 400.0}
+    above σ is kept, and without a stated (finite, positive) σ nothing is raised."""
+    words = ["Ġthe", "Ġcollege", "Ġcampus", "Ġzyzzyvas", "Ġquad"]
+    counts = {"Ġthe": 900, "Ġcollege": 600, "Ġcampus": 500, "Ġzyzzyvas": 0, "Ġquad": 150}
     items = {"tokenizer": "hf_pre_tokenizer", "kind": "byte_level", "nfkc": False,
              "lowercase": False}
+    exporter = HFTokenizerExporter(model="bpe", style="gpt2", vocab_size=330)
+
+    def release(counts_info):
+        return Release(items=sorted(words), mechanism="test", params={}, epsilon=1.0,
+                       delta=1e-5, randomness={"mode": "os"}, privacy={}, counts=counts,
+                       counts_info=counts_info)
+    info = {"noise": "discrete_gaussian", "scale": 400.0}
+    assert exporter.training_units(release(info), words, items) == {
+        **counts, "Ġzyzzyvas": 400.0, "Ġquad": 400.0}
+    for bad in (None, {}, {"scale": 0}, {"scale": float("nan")}, {"scale": float("inf")},
+                {"scale": "400"}):
+        assert count_floor(release(bad)) == 0.0
+        assert exporter.training_units(release(bad), words, items) == counts
 
     def tokens(counts_info):
-        rel = Release(items=sorted(words), mechanism="test", params={}, epsilon=1.0,
-                      delta=1e-5, randomness={"mode": "os"}, privacy={}, counts=counts,
-                      counts_info=counts_info)
-        assert released_counts(rel) == (
-            {**counts, "Ġzyzzyvas": 400.0} if counts_info else {**counts, "Ġzyzzyvas": 0.0})
-        tok = HFTokenizerExporter(model="bpe", style="gpt2", vocab_size=330).build(rel, items)
+        tok = exporter.build(release(counts_info), items)
         return tok.encode(" zyzzyvas", add_special_tokens=False).tokens
     assert tokens(info) == ["Ġzyzzyvas"]
     assert len(tokens(None)) > 1

@@ -1,6 +1,7 @@
 """The public candidate domain (mechanisms/public.md): per-item cutoffs, the BH draws, the list."""
 
 import gzip
+import itertools
 import math
 import os
 
@@ -13,7 +14,7 @@ from dp_vocab import ItemSets, make_mechanism
 from dp_vocab.errors import CorpusError, ParameterError
 from dp_vocab.data.itemsets import item_hashes
 from dp_vocab.mechanisms import _kernels
-from dp_vocab.mechanisms.public_list import PublicDomain
+from dp_vocab.mechanisms.public_list import LATER_SYMBOLS_AT, PublicDomain
 from dp_vocab.mechanisms.weighted_bh import band_weights, weighted_bh
 from dp_vocab.privacy.noise import RandomSource
 from dp_vocab.registry import hf_pre_tokenizer, item_extractor, regex_tokenizer
@@ -292,25 +293,36 @@ def test_domain_normalised_by_the_extractor_keeps_only_single_self_items():
 
 def test_space_marking_pre_tokenizers_list_symbols_then_spaced_forms_and_parts():
     """Byte-level and metaspace items carry their space: the list holds the units of the
-    public symbols first, then " w"'s units (each part when there are several) before w's own
-    (when the extractor keeps w as it is); a regex extractor's list is unchanged."""
+    first tier of public symbols, then " w"'s units (each part when there are several) before
+    w's own (when the extractor keeps w as it is), and the later tier of symbols after
+    ``LATER_SYMBOLS_AT`` entries; a regex extractor's list is unchanged."""
     d = PublicDomain.load(["the", "don't", "a b", "x"], 100)
     byte_level = item_extractor(hf_pre_tokenizer("byte_level"))
     n = d.normalised_by(byte_level, 10 ** 6).items
-    k = len(n) - 8
+    k = n.index("Ġthe")
     # " don't" is "Ġdon" + "'t" and " a b" is "Ġa" + "Ġb": each part is a unit of public text
-    assert n[k:] == ("Ġthe", "the", "Ġdon", "'t", "Ġa", "Ġb", "Ġx", "x")
-    symbols = n[:k]
-    assert symbols[:4] == ("Ġ!", "!", 'Ġ"', '"')
-    assert {"Ċ", "ĊĊ", "ĠĊ", "...", "Ġ--", "80", "Ġ80", "07", "Ġ2024"} <= set(symbols)
-    assert len(set(symbols)) == k and not any(u.splitlines() != [u] for u in symbols)
+    assert n[k:k + 8] == ("Ġthe", "the", "Ġdon", "'t", "Ġa", "Ġb", "Ġx", "x")
+    first, later = set(n[:k]), set(n[k + 8:])
+    assert n[:4] == ("Ġ!", "!", 'Ġ"', '"')
+    assert {"Ċ", "ĊĊ", "ĠĊ", "Ġ80", "80", "07"} <= first
+    assert {"...", "Ġ--", "Ġ800", "Ġ2024"} <= later and not first & later
+    assert len(set(n)) == len(n) and not any(u.splitlines() != [u] for u in n)
     assert d.normalised_by(byte_level, 3).items == ("Ġ!", "!", 'Ġ"')
+    # a long list: the later tier starts at LATER_SYMBOLS_AT
+    words = ["".join(t) for t in itertools.product("abcdefghijklmnopqrstuvwxyz", repeat=3)]
+    long = PublicDomain.load(words, 10 ** 6).normalised_by(byte_level, 10 ** 6).items
+    assert long[LATER_SYMBOLS_AT - 1].lstrip("Ġ").isalpha() and long[LATER_SYMBOLS_AT] == "Ġ!!"
     metaspace = item_extractor(hf_pre_tokenizer("metaspace"))
     m = d.normalised_by(metaspace, 10 ** 6).items
-    assert m[-5:] == ("▁the", "▁don't", "▁a", "▁b", "▁x")
-    assert {"▁!", "▁...", "▁80", "▁2024"} <= set(m[:-5])
+    j = m.index("▁the")
+    assert m[j:j + 5] == ("▁the", "▁don't", "▁a", "▁b", "▁x")
+    assert {"▁!", "▁80"} <= set(m[:j]) and {"▁...", "▁2024"} <= set(m[j + 5:])
     regex = item_extractor(regex_tokenizer())
     assert d.normalised_by(regex, 100).items == ("the", "don't", "x")
+    # an n-gram extractor's list holds neither the parts of a split word nor their n-grams
+    pairs = item_extractor(hf_pre_tokenizer("byte_level"), n_max=2)
+    p = d.normalised_by(pairs, 10 ** 6).items
+    assert p[p.index("Ġthe"):p.index("Ġthe") + 4] == ("Ġthe", "the", "Ġx", "x")
 
 
 def test_domain_from_files_and_wordfreq(tmp_path):

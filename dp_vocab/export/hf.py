@@ -36,7 +36,7 @@ from .lines import LINE_BREAK, LONE_SURROGATE, check_items_writable
 from .like import LikeSource
 from .model_card import model_card
 from ..ingest.text.tokenizers import bert_pre_tokenizer, sentencepiece_whitespace
-from .trained import (BYTE_PIECES, PublicPrior, bpe_merges, released_counts, train_model,
+from .trained import (BYTE_PIECES, PublicPrior, bpe_merges, count_floor, train_model,
                       training_counts, with_byte_pieces, with_punctuated_forms)
 
 MODELS = ("wordlevel", "wordpiece", "bpe", "unigram")
@@ -277,9 +277,10 @@ class HFTokenizerExporter:
         """The source tokenizer with its model trained on the released units' DP counts (the
         items were extracted with its own pipeline: ``dp_vocab.hf_tokenizer_pipeline.v1``)."""
         like = cast(LikeSource, self.like)
-        counts = released_counts(release)
+        counts, floor = release.counts or {}, count_floor(release)
         special = set(self.special_tokens)
-        units: dict[str, float] = {w: c for w, c in counts.items() if w not in special}
+        units: dict[str, float] = {w: max(float(counts.get(w, 0)), floor, 0.0)
+                                   for w in release.items if w not in special}
         released = units
         if self.public_prior is not None:
             units = self.public_prior.fill(units, like.units_of, self._new_characters())
@@ -304,26 +305,31 @@ class HFTokenizerExporter:
     def training_units(self, release: Release, words: list[str], items: dict) -> dict[str, float]:
         """Each released item's DP count on the units the exported pre-tokenizer makes of it:
         the item itself when the extraction used that pre-tokenizer (the recommended recipes
-        do), else the units of the item's text after a space (a word's usual place)."""
-        counts = released_counts(release)
+        do), else the units of the item's text after a space (a word's usual place); each
+        unit at least at ``count_floor``."""
+        counts = release.counts or {}
+        floor = count_floor(release)
+
+        def count(w: str) -> float:
+            return float(max(counts.get(w, 0), 0))
         if self.style.pieces == "items":   # words are surfaces: their items' counts add up
             by_surface: dict[str, float] = {}
             for w in release.items:
                 s = _surface(w, items)
-                by_surface[s] = by_surface.get(s, 0.0) + counts.get(w, 0.0)
-            return {w: by_surface.get(w, 0.0) for w in words}
+                by_surface[s] = by_surface.get(s, 0.0) + count(w)
+            return {w: max(by_surface.get(w, 0.0), floor) for w in words}
         own = (items.get("tokenizer") == "hf_pre_tokenizer"
                and items.get("kind") == {"byte_level": "byte_level",
                                          "metaspace": "metaspace"}.get(self.style.pieces))
         if own:
-            return {w: counts.get(w, 0.0) for w in words}
+            return {w: max(count(w), floor) for w in words}
         pre = self._pre_tokenizer(items)
         units: dict[str, float] = {}
         for w in words:
             s = _surface(w, items)
             for unit, _ in pre.pre_tokenize_str(" " + s if s[:1].isalnum() else s):
-                units[unit] = units.get(unit, 0.0) + counts.get(w, 0.0)
-        return units
+                units[unit] = units.get(unit, 0.0) + count(w)
+        return {u: max(c, floor) for u, c in units.items()}
 
     def _normalizer_and_pre_tokenizer(self, items: dict):
         """text → the exported pipeline's units (how a public word becomes a training unit)."""

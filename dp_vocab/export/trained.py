@@ -12,6 +12,7 @@ inputs (the byte alphabet, the public list the mechanism used).
 from __future__ import annotations
 
 import json
+import math
 import re
 import string
 from collections import Counter
@@ -54,14 +55,15 @@ def training_counts(counts: Mapping[str, float], max_words: int,
     return {u: max(1, round(c * scale)) for u, c in positive.items()}
 
 
-def released_counts(release) -> dict[str, float]:
-    """Each released item's DP count for a trainer, at least the count noise's scale σ when
-    the record states it: the selection released the item, so users hold it, and a count
-    below σ cannot be told from 0 (left at 0 or below, the trainer would never see a
-    released word, and would split it). Post-processing of the release and its parameters."""
-    counts = release.counts or {}
-    floor = float((release.counts_info or {}).get("scale") or 0.0)
-    return {w: max(float(counts.get(w, 0)), floor, 0.0) for w in release.items}
+def count_floor(release) -> float:
+    """A released unit's least count for a trainer: the count noise's scale σ the record
+    states (0 when it states none). The selection released the unit, so users hold it, and a
+    count below σ cannot be told from 0; left at 0 the trainer would never see a released
+    word, and would split it. Post-processing of the release's parameters."""
+    scale = (release.counts_info or {}).get("scale")
+    if isinstance(scale, (int, float)) and math.isfinite(scale) and scale > 0:
+        return float(scale)
+    return 0.0
 
 
 class PublicPrior:
@@ -321,5 +323,5 @@ def bpe_merges(trained: dict) -> list[tuple[str, str]]:
     return [(a, b) for a, b in pairs]
 
 
-__all__ = ["BYTE_PIECES", "PublicPrior", "bpe_merges", "train_model", "training_counts",
+__all__ = ["BYTE_PIECES", "PublicPrior", "bpe_merges", "count_floor", "train_model", "training_counts",
            "with_byte_pieces", "with_punctuated_forms"]

@@ -32,21 +32,25 @@ from ..errors import CorpusError, ParameterError
 WORDFREQ_PREFIX = "wordfreq:"
 
 
-def _public_symbols() -> tuple[str, ...]:
-    """Texts every corpus writes that no word list holds, most frequent kinds first: the ASCII
-    punctuation marks, white space runs, pairs of marks, runs of one mark, numbers below
-    1,000 (and 00-09) and the years 1900-2099. Public facts, the same for every corpus."""
+def _public_symbols() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Texts every corpus writes that no word list holds, as two tiers: the ASCII punctuation
+    marks, white space runs and the numbers below 100 (and 00-09), among the most frequent
+    units of any text; then pairs of marks, runs of one mark, the numbers below 1,000 and the
+    years 1900-2099. Public facts, the same for every corpus."""
     import string
     marks = string.punctuation
     space = ["\n", "\n\n", "\t", "\r\n", "  ", "   ", "    "]
+    first = [*marks, *space, *(str(i) for i in range(100)), *(f"{i:02d}" for i in range(10))]
     pairs = [a + b for a in marks for b in marks]
     runs = [m * n for m in marks for n in range(3, 7)]
-    numbers = [str(i) for i in range(1000)] + [f"{i:02d}" for i in range(10)] + [
-        str(y) for y in range(1900, 2100)]
-    return tuple([*marks, *space, *pairs, *runs, *numbers])
+    later = [*pairs, *runs, *(str(i) for i in range(100, 1000)),
+             *(str(y) for y in range(1900, 2100))]
+    return tuple(first), tuple(later)
 
 
-PUBLIC_SYMBOLS = _public_symbols()
+PUBLIC_SYMBOLS, LATER_SYMBOLS = _public_symbols()
+# the later tier enters P after this many entries (the words of the most frequent band)
+LATER_SYMBOLS_AT = 10_000
 
 # a word of at most this many characters also stands for its form in capitals (SQL, NOT)
 SHORT_WORD = 4
@@ -93,6 +97,7 @@ class PublicDomain:
         # a cased extractor (with a space-marking pre-tokenizer) also meets "W", a word's
         # capitalised form, at the start of sentences
         cased = marks_spaces and extractor(" A") != extractor(" a")
+        single_units = getattr(extractor, "n_max", 1) == 1
 
         def cased_forms(w: str):
             yield w
@@ -103,7 +108,9 @@ class PublicDomain:
         def forms(w: str):
             for v in dict.fromkeys(cased_forms(w) if cased else (w,)):
                 if marks_spaces:
-                    yield from extractor(" " + v)
+                    spaced = extractor(" " + v)
+                    if len(spaced) == 1 or single_units:   # not n-grams of the parts
+                        yield from spaced
                 if extractor(v) == [v]:
                     yield v
 
@@ -112,8 +119,14 @@ class PublicDomain:
                 made = extractor(text)
                 if len(made) == 1 and made[0].splitlines() == [made[0]]:
                     yield made[0]
-        symbols = (u for s in PUBLIC_SYMBOLS for u in symbol_units(s)) if marks_spaces else ()
-        kept = itertools.chain(symbols, (form for w in self.items for form in forms(w)))
+        words = (form for w in self.items for form in forms(w))
+        if marks_spaces:
+            first = (u for s in PUBLIC_SYMBOLS for u in symbol_units(s))
+            later = (u for s in LATER_SYMBOLS for u in symbol_units(s))
+            head = _first_distinct(itertools.chain(first, words), LATER_SYMBOLS_AT)
+            kept = itertools.chain(head, later, words)
+        else:
+            kept = words
         return PublicDomain(_first_distinct(kept, limit), self.source, True)
 
     @classmethod
