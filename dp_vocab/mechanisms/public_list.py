@@ -119,7 +119,8 @@ class PublicDomain:
                 made = extractor(text)
                 if len(made) == 1 and made[0].splitlines() == [made[0]]:
                     yield made[0]
-        words = (form for w in self.items for form in forms(w))
+        words: Iterator[str] = (form for w in self.items for form in forms(w))
+        kept: Iterator[str]
         if marks_spaces:
             first = (u for s in PUBLIC_SYMBOLS for u in symbol_units(s))
             later = (u for s in LATER_SYMBOLS for u in symbol_units(s))
