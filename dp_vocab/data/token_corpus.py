@@ -100,9 +100,17 @@ class CandidateJoin:
             by_suffix[g[1:]].append(idx)
             by_prefix[g[:-1]].append(idx)
         self.blocks = [(by_suffix[k], by_prefix[k]) for k in sorted(set(by_suffix) & set(by_prefix))]
-        sizes = np.array([len(a) * len(b) for a, b in self.blocks], dtype=np.int64)
-        self.cum = np.cumsum(sizes)
-        self.size = int(self.cum[-1]) if sizes.size else 0
+        # the blocks laid out flat: block i's prefixes are a_ids[a_start[i]:][:prefixes[i]]
+        self.prefixes = np.array([len(a) for a, _ in self.blocks], dtype=np.int64)
+        self.suffixes = np.array([len(b) for _, b in self.blocks], dtype=np.int64)
+        self.a_ids = np.fromiter((i for a, _ in self.blocks for i in a), dtype=np.int64,
+                                 count=int(self.prefixes.sum()))
+        self.b_ids = np.fromiter((i for _, b in self.blocks for i in b), dtype=np.int64,
+                                 count=int(self.suffixes.sum()))
+        self.a_start = np.concatenate([[0], np.cumsum(self.prefixes)[:-1]]).astype(np.int64)
+        self.b_start = np.concatenate([[0], np.cumsum(self.suffixes)[:-1]]).astype(np.int64)
+        self.block_sizes = self.prefixes * self.suffixes
+        self.size = int(self.block_sizes.sum())
 
     def key_of(self, gram: Gram) -> int:
         """The key of a member of C_n (its prefix and suffix are in S by construction)."""
@@ -112,26 +120,16 @@ class CandidateJoin:
         a, b = divmod(int(key), self.m)
         return self.prev[a] + self.prev[b][-1:]
 
+    def pairs_at(self, blk: np.ndarray, off: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The prefix and suffix ids of member ``off`` (row-major) of each block ``blk``."""
+        cols = self.suffixes[blk]
+        return (self.a_ids[self.a_start[blk] + off // cols],
+                self.b_ids[self.b_start[blk] + off % cols])
+
     def sample(self, k: int, exclude: np.ndarray, random: RandomSource) -> list[Gram]:
         """``k`` distinct uniform members of C_n whose keys are not in ``exclude`` (sorted
         int64 keys: a binary search each, no set of the excluded n-grams)."""
-        exclude = np.asarray(exclude, dtype=np.int64)
-        chosen: dict[int, Gram] = {}
-        while len(chosen) < k:
-            for r in uniform_below(self.size, 2 * (k - len(chosen)), random).tolist():
-                blk = int(np.searchsorted(self.cum, r, side="right"))
-                off = r - (int(self.cum[blk - 1]) if blk else 0)
-                a_ids, b_ids = self.blocks[blk]
-                key = a_ids[off // len(b_ids)] * self.m + b_ids[off % len(b_ids)]
-                if key in chosen:
-                    continue
-                at = int(np.searchsorted(exclude, key))
-                if at < exclude.size and exclude[at] == key:
-                    continue
-                chosen[key] = self.gram_of(key)
-                if len(chosen) == k:
-                    break
-        return list(chosen.values())
+        return _distinct_members(self, k, self.block_sizes, self.pairs_at, exclude, random)
 
 
 class BandClasses:
@@ -179,8 +177,7 @@ class BandClasses:
 
 def block_shape(join: CandidateJoin) -> tuple[np.ndarray, np.ndarray]:
     """Each block's number of prefixes |A| and suffixes |B| (its size is |A|·|B|)."""
-    return (np.array([len(a) for a, _ in join.blocks], dtype=np.int64),
-            np.array([len(b) for _, b in join.blocks], dtype=np.int64))
+    return join.prefixes, join.suffixes
 
 
 class BlockClasses:
@@ -191,18 +188,10 @@ class BlockClasses:
     def __init__(self, join: CandidateJoin, block_class: np.ndarray, classes: int):
         self.join = join
         self.block_class = np.asarray(block_class, dtype=np.int64)
-        self.prefixes, self.suffixes = block_shape(join)
-        self.block_sizes = self.prefixes * self.suffixes
         self.sizes = np.zeros(int(classes), dtype=np.int64)
-        np.add.at(self.sizes, self.block_class, self.block_sizes)
-        self.a_ids = np.fromiter((i for a, _ in join.blocks for i in a), dtype=np.int64,
-                                 count=int(self.prefixes.sum()))
-        self.b_ids = np.fromiter((i for _, b in join.blocks for i in b), dtype=np.int64,
-                                 count=int(self.suffixes.sum()))
-        self.a_start = np.concatenate([[0], np.cumsum(self.prefixes)[:-1]])
-        self.b_start = np.concatenate([[0], np.cumsum(self.suffixes)[:-1]])
+        np.add.at(self.sizes, self.block_class, join.block_sizes)
         self.block_of = np.full(join.m, -1, dtype=np.int64)   # as a prefix: one block each
-        self.block_of[self.a_ids] = np.repeat(np.arange(len(join.blocks)), self.prefixes)
+        self.block_of[join.a_ids] = np.repeat(np.arange(len(join.blocks)), join.prefixes)
 
     def class_of(self, keys: np.ndarray) -> np.ndarray:
         a = np.asarray(keys, dtype=np.int64) // self.join.m
@@ -212,13 +201,9 @@ class BlockClasses:
         """``k`` distinct uniform members of class ``cls`` not in ``exclude`` (sorted int64):
         a block with probability ∝ its size, then a uniform pair in it; held and repeated keys
         rejected."""
-        def pair_at(blk: np.ndarray, off: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-            cols = self.suffixes[blk]
-            return (self.a_ids[self.a_start[blk] + off // cols],
-                    self.b_ids[self.b_start[blk] + off % cols])
         return _distinct_members(self.join, k,
-                                 np.where(self.block_class == cls, self.block_sizes, 0),
-                                 pair_at, exclude, random)
+                                 np.where(self.block_class == cls, self.join.block_sizes, 0),
+                                 self.join.pairs_at, exclude, random)
 
 
 def _distinct_members(join: CandidateJoin, k: int, per_block: np.ndarray, pair_at,
