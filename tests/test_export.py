@@ -847,3 +847,35 @@ def test_punctuated_forms_only_where_the_pre_tokenizer_keeps_marks_in_the_unit()
     for pre in (pre_tokenizers.BertPreTokenizer(),
                 pre_tokenizers.ByteLevel(add_prefix_space=False)):
         assert with_punctuated_forms(table, released, units_of(pre)) == table
+
+
+def test_public_words_take_the_forms_the_release_writes_words_in():
+    """wordfreq folds case and place, so a public word's frequency is split over the forms the
+    released letter units are written in (after a space or not, lower-case, Capitalised, in
+    CAPITALS), at their shares of the DP counts; never above the smallest released count. A
+    pipeline that lower-cases keeps one case, and Metaspace, which marks every word, one place."""
+    from tokenizers import normalizers, pre_tokenizers
+    from dp_vocab.export.trained import PublicPrior, word_forms
+
+    def units_of(pre, lower=False):
+        return lambda text: [u for u, _ in pre.pre_tokenize_str(text.lower() if lower else text)]
+    gpt2 = units_of(pre_tokenizers.ByteLevel(add_prefix_space=False))
+    released = {"Ġcollege": 600.0, "ĠCollege": 200.0, "College": 100.0, "college": 50.0,
+                "ĠUSA": 50.0, ".": 900.0, "ĠMcGill": 40.0, "Ġ42": 30.0}
+    shares = {form("word") if form else " word": s for form, s in word_forms(released, gpt2)}
+    assert shares == {" word": 0.6, " Word": 0.2, "Word": 0.1, "word": 0.05, " WORD": 0.05}
+    prior = PublicPrior("wordfreq:en", words=2000)
+    big = {u: c * 1000 for u, c in released.items()}
+    out = prior.fill(big, gpt2, 0)
+    f = dict(prior.frequencies())["because"] * sum(big.values())
+    assert 1 < f * 0.05 and f * 0.6 < 30_000
+    assert out["Ġbecause"] == f * 0.6 and out["Because"] == f * 0.1
+    assert out["ĠBECAUSE"] == f * 0.05 and "BECAUSE" not in out
+    assert max(c for u, c in out.items() if u not in big) == 30_000   # the smallest released
+    assert {u: c for u, c in out.items() if u in big} == big
+    bert = units_of(pre_tokenizers.BertPreTokenizer(), lower=True)
+    assert word_forms({"college": 5.0, "usa": 1.0}, bert) == [(None, 1.0)]
+    meta = units_of(pre_tokenizers.Metaspace("▁"))
+    forms = word_forms({"▁college": 3.0, "▁College": 1.0, "college": 9.0}, meta)
+    assert [(form and form("word"), s) for form, s in forms] == [(None, 0.75), (" Word", 0.25)]
+    assert word_forms({".": 3.0, "Word": 1.0}, gpt2) == [(None, 1.0)]

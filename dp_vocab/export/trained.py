@@ -71,10 +71,13 @@ class PublicPrior:
     trainers then learn pieces for words no DP release keeps (names, rare inflections) from
     public text statistics instead of not at all. ``"wordfreq:LANG"``: wordfreq's list.
 
-    A listed word w that is not released enters as the units the exported pipeline makes of
-    " w" (one unit only), with count min(m, f_w · T): f_w its public frequency, T the released
-    units' total count and m their smallest count, so a public word never outweighs a
-    released one. Public data and the release only: post-processing."""
+    A listed word w that is not released enters in each form the release writes words in
+    (``word_forms``: after a space or not, lower-case, Capitalised or in CAPITALS, as the
+    exported pipeline makes them, one unit only), with count min(m, f_w · T · s): f_w its
+    public frequency (wordfreq folds case and place), s the form's share of the released
+    letter units' DP counts, T the released units' total count and m their smallest count, so
+    a public word never outweighs a released one. Public data and the release only:
+    post-processing."""
 
     PREFIX = "wordfreq:"
 
@@ -116,7 +119,8 @@ class PublicPrior:
         out = {u: float(c) for u, c in units.items() if c > 0}
         if not out:
             return out
-        listed = [(units_of(" " + word), f) for word, f in self.frequencies()]
+        words = self.frequencies()
+        listed = [(units_of(" " + word), f) for word, f in words]
         alphabet = {ch for u in out for ch in u} | set(
             "".join(units_of(" " + string.printable.strip())))
         spread = Counter(ch for made, _ in listed if len(made) == 1 for ch in set(made[0])
@@ -124,10 +128,62 @@ class PublicPrior:
         alphabet |= {ch for ch, _ in sorted(spread.items(), key=lambda kv: (-kv[1], kv[0]))
                      [:max(0, new_characters)]}
         total, smallest = sum(out.values()), min(out.values())
-        for made, f in listed:
-            if len(made) == 1 and made[0] not in out and alphabet.issuperset(made[0]):
-                out[made[0]] = min(smallest, max(1.0, f * total))
+        forms = word_forms(out, units_of)
+        for form, share in forms:
+            made_of = listed if form is None else \
+                [(units_of(form(word)), f) for word, f in words]
+            for made, f in made_of:
+                if len(made) == 1 and made[0] not in out and alphabet.issuperset(made[0]):
+                    out[made[0]] = min(smallest, max(1.0, f * total * share))
         return out
+
+
+def _capitalised(word: str) -> str:
+    return word[:1].upper() + word[1:]
+
+
+def word_forms(released: Mapping[str, float], units_of) -> list[tuple]:
+    """The forms a public word takes in the exported pipeline, each with its share of the
+    ``released`` letter units' DP counts: after a space (``None``: the prior's own " w") and,
+    when the pipeline marks spaces and makes "w" unmarked (byte-level ``Ġw`` / ``w``), without
+    one, as after a line break or a mark; lower-case and, when it keeps case, Capitalised and
+    in CAPITALS. A unit of letters (after its marker) counts for the form it is written in;
+    the shares add up to 1, so a word's public frequency is split over its forms as the
+    release writes words. Only the space form, at share 1, when the release has no letter
+    unit after a space. Post-processing of the release."""
+    word = units_of(" a")
+    if len(word) != 1 or not word[0].endswith("a"):
+        return [(None, 1.0)]
+    marker = word[0][:-1]
+    placements = [True] + ([False] if marker and units_of("a") == ["a"] else [])
+    cased = units_of(" A") != word
+    cases = {"lower": str.lower, "capitalised": _capitalised, "capitals": str.upper}
+    if not cased:
+        cases = {"lower": str.lower}
+
+    def form_of(unit: str) -> tuple[bool, str] | None:
+        spaced = unit.startswith(marker)   # every unit, when spaces leave no mark
+        letters = unit[len(marker):] if spaced else unit
+        if not letters.isalpha():
+            return None
+        if letters.islower():
+            return spaced, "lower"
+        if letters == _capitalised(letters.lower()):
+            return spaced, "capitalised"
+        return (spaced, "capitals") if len(letters) > 1 and letters.isupper() else None
+    mass = {(p, c): 0.0 for p in placements for c in cases}
+    for unit, count in released.items():
+        form = form_of(unit)
+        if form is not None and form in mass and count > 0:
+            mass[form] += float(count)
+    total = sum(mass.values())
+    if mass[True, "lower"] <= 0:
+        return [(None, 1.0)]
+    out: list[tuple] = [(None, mass[True, "lower"] / total)]
+    for (spaced, case), m in mass.items():
+        if m > 0 and (spaced, case) != (True, "lower"):
+            out.append((lambda w, s=spaced, c=cases[case]: (" " if s else "") + c(w), m / total))
+    return out
 
 
 TRAILING_MARKS = (".", ",")
