@@ -879,3 +879,36 @@ def test_public_words_take_the_forms_the_release_writes_words_in():
     forms = word_forms({"▁college": 3.0, "▁College": 1.0, "college": 9.0}, meta)
     assert [(form and form("word"), s) for form, s in forms] == [(None, 0.75), (" Word", 0.25)]
     assert word_forms({".": 3.0, "Word": 1.0}, gpt2) == [(None, 1.0)]
+
+
+def test_public_words_of_the_scripts_the_release_holds():
+    """A release with units in other scripts brings those scripts' public word lists into the
+    trainer's table, at the script's share of the released letter units' DP counts (Chinese
+    words alone, as written without spaces); no script, no list; the prior's own language's
+    script adds nothing."""
+    from tokenizers import pre_tokenizers
+    from dp_vocab.export.hf import _byte_level_text
+    from dp_vocab.export.trained import PublicPrior, _first_words
+
+    pre = pre_tokenizers.ByteLevel(add_prefix_space=False)
+
+    def gpt2(text):
+        return [u for u, _ in pre.pre_tokenize_str(text)]
+    [ru], [zh] = gpt2(" библиотека"), gpt2("一个")
+    released = {"Ġcollege": 800_000.0, ru: 150_000.0, zh: 50_000.0, ".": 900_000.0}
+    prior = PublicPrior("wordfreq:en", words=1000)
+    lists = prior.script_lists(released, gpt2, _byte_level_text)
+    shares = {(made[0][0][0], share) for made, share in lists}   # each list's first word
+    assert shares == {(gpt2(" " + _first_words("ru", 1)[0][0])[0], 0.15),
+                      (gpt2(_first_words("zh", 1)[0][0])[0], 0.05)}
+    out = prior.fill(released, gpt2, 800, _byte_level_text)
+    total = sum(released.values())
+    for lang, lead, share in (("ru", " ", 0.15), ("zh", "", 0.05)):
+        word, f = _first_words(lang, 1)[0]
+        assert out[gpt2(lead + word)[0]] == min(50_000.0, f * total * share)
+    assert prior.script_lists({"Ġcollege": 5.0}, gpt2, _byte_level_text) == []
+    assert PublicPrior("wordfreq:ru", words=10).script_lists({ru: 5.0}, gpt2,
+                                                             _byte_level_text) == []
+    assert {d["source"].split()[0] for d in prior.describe()} == {
+        "wordfreq:en", "wordfreq:zh", "wordfreq:ja", "wordfreq:ko", "wordfreq:ru",
+        "wordfreq:ar", "wordfreq:he", "wordfreq:el", "wordfreq:hi"}

@@ -283,7 +283,8 @@ class HFTokenizerExporter:
                                    for w in release.items if w not in special}
         released = units
         if self.public_prior is not None:
-            units = self.public_prior.fill(units, like.units_of, self._new_characters())
+            units = self.public_prior.fill(units, like.units_of, self._new_characters(),
+                                           _byte_level_text if like.byte_level else None)
         units = with_punctuated_forms(units, released, like.units_of)
         return like.retrained(training_counts(units, self.max_training_words),
                               self.vocab_size or like.size)
@@ -368,8 +369,9 @@ class HFTokenizerExporter:
         from tokenizers import models
         weights = released = self.training_units(release, words, items)
         if self.public_prior is not None:
-            weights = self.public_prior.fill(weights, self._normalizer_and_pre_tokenizer(items),
-                                             self._new_characters())
+            weights = self.public_prior.fill(
+                weights, self._normalizer_and_pre_tokenizer(items), self._new_characters(),
+                _byte_level_text if self.style.pieces == "byte_level" else None)
         weights = with_punctuated_forms(weights, released,
                                         self._normalizer_and_pre_tokenizer(items))
         units = training_counts(weights, self.max_training_words)
@@ -441,7 +443,7 @@ class HFTokenizerExporter:
         record = (context or {}).get("record")
         if record is not None:   # a model card needs the run's privacy record
             prior = [] if self.public_prior is None or release.counts is None \
-                else [self.public_prior.describe()]
+                else self.public_prior.describe()
             if self.like is not None:
                 prior.append({**self.like.describe(),
                               "source": f"{Path(self.like.path).name} (pipeline, special "
@@ -505,3 +507,9 @@ def _saved_model_files(tok, out: Path) -> list[str]:
 
 def _write_json(path: Path, obj) -> None:
     path.write_text(json.dumps(obj, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+
+
+def _byte_level_text(unit: str) -> str:
+    """A byte-level unit's text (GPT-2's bytes-to-characters map undone)."""
+    from tokenizers import decoders
+    return decoders.ByteLevel().decode([unit])

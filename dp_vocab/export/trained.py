@@ -95,27 +95,37 @@ class PublicPrior:
         self.source, self.lang, self.words = source, lang, words
 
     def frequencies(self) -> list[tuple[str, float]]:
-        import wordfreq
-        freq = wordfreq.get_frequency_dict(self.lang)
-        return sorted(freq.items(), key=lambda kv: (-kv[1], kv[0]))[:self.words]
+        return _first_words(self.lang, self.words)
 
-    def describe(self) -> dict:
-        """Public facts for the model card: the list, its version and digest."""
+    def describe(self) -> list[dict]:
+        """Public facts for the model card: the list, its version and digest, and those of the
+        script lists (``script_lists``) it may add."""
         import hashlib
         from importlib.metadata import version
-        h = hashlib.sha256()
-        for w, f in self.frequencies():
-            h.update(f"{w}\t{f!r}\n".encode("utf-8", "surrogatepass"))
-        return {"source": f"{self.source} (wordfreq {version('wordfreq')}; the trainer's "
-                          f"prior)",
-                "items": self.words, "sha256": h.hexdigest()}
 
-    def fill(self, units: Mapping[str, float], units_of,
-             new_characters: int) -> dict[str, float]:
+        def digest(pairs) -> str:
+            h = hashlib.sha256()
+            for w, f in pairs:
+                h.update(f"{w}\t{f!r}\n".encode("utf-8", "surrogatepass"))
+            return h.hexdigest()
+        main = self.frequencies()
+        out = [{"source": f"{self.source} (wordfreq {version('wordfreq')}; the trainer's "
+                          f"prior)",
+                "items": len(main), "sha256": digest(main)}]
+        for lang in sorted(set(SCRIPT_LANGUAGES.values()) - {self.lang}):
+            words = _first_words(lang, SCRIPT_WORDS)
+            out.append({"source": f"wordfreq:{lang} (wordfreq {version('wordfreq')}; the "
+                                  f"trainer's prior for its script, when the release holds it)",
+                        "items": len(words), "sha256": digest(words)})
+        return out
+
+    def fill(self, units: Mapping[str, float], units_of, new_characters: int,
+             text_of=None) -> dict[str, float]:
         """``units`` with the listed words that are not released, made of characters the
         released units or printable ASCII hold, or of the ``new_characters`` characters most
         listed words hold (accents, emoji: fewer unknown words; a bound, as each character
-        takes vocabulary places)."""
+        takes vocabulary places), and the words of the ``script_lists`` of the scripts the
+        released units are written in (``text_of``: a unit's text, for byte-level units)."""
         out = {u: float(c) for u, c in units.items() if c > 0}
         if not out:
             return out
@@ -125,17 +135,75 @@ class PublicPrior:
             "".join(units_of(" " + string.printable.strip())))
         spread = Counter(ch for made, _ in listed if len(made) == 1 for ch in set(made[0])
                          if ch not in alphabet)
-        alphabet |= {ch for ch, _ in sorted(spread.items(), key=lambda kv: (-kv[1], kv[0]))
-                     [:max(0, new_characters)]}
+        added = [ch for ch, _ in sorted(spread.items(), key=lambda kv: (-kv[1], kv[0]))
+                 [:max(0, new_characters)]]
+        alphabet |= set(added)
         total, smallest = sum(out.values()), min(out.values())
-        forms = word_forms(out, units_of)
-        for form, share in forms:
-            made_of = listed if form is None else \
-                [(units_of(form(word)), f) for word, f in words]
+        tables = [(listed, share) if form is None
+                  else ([(units_of(form(word)), f) for word, f in words], share)
+                  for form, share in word_forms(out, units_of)]
+        scripts = self.script_lists(out, units_of, text_of or (lambda u: u))
+        if scripts:
+            # the characters left in the budget go to those the other scripts' words use most
+            weight: Counter = Counter()
+            for made_of, share in scripts:
+                for made, f in made_of:
+                    for ch in set(made[0]) - alphabet if len(made) == 1 else ():
+                        weight[ch] += f * share
+            alphabet |= {ch for ch, _ in sorted(weight.items(), key=lambda kv: (-kv[1], kv[0]))
+                         [:max(0, new_characters - len(added))]}
+            tables += scripts
+        for made_of, share in tables:
             for made, f in made_of:
                 if len(made) == 1 and made[0] not in out and alphabet.issuperset(made[0]):
                     out[made[0]] = min(smallest, max(1.0, f * total * share))
         return out
+
+    def script_lists(self, released: Mapping[str, float], units_of, text_of) -> list[tuple]:
+        """For each script of ``SCRIPT_LANGUAGES`` whose letters the released units hold
+        (other than the prior's own language's): the first ``SCRIPT_WORDS`` words of that
+        language's wordfreq list, as units (after a space, or alone for languages written
+        without spaces), with the script's share of the released letter units' DP counts.
+        A corpus written partly in another script gets pieces of that script from public
+        text, as much as the release says it is written in it. Post-processing."""
+        letters, mass = 0.0, Counter()
+        for unit, count in released.items():
+            text = text_of(unit)
+            if count <= 0 or not any(ch.isalpha() for ch in text):
+                continue
+            letters += count
+            for lang in {_script_language(ch) for ch in text if ord(ch) > 0x7F}:
+                if lang is not None and lang != self.lang:
+                    mass[lang] += count
+        out = []
+        for lang in sorted(mass):
+            freq = _first_words(lang, SCRIPT_WORDS)
+            lead = "" if lang in UNSPACED_LANGUAGES else " "
+            out.append(([(units_of(lead + w), f) for w, f in freq], mass[lang] / letters))
+        return out
+
+
+# Scripts (the first word of a letter's Unicode name) and the wordfreq list that stands for
+# each: public facts. Chinese and Japanese are written without spaces between words.
+SCRIPT_LANGUAGES = {"CJK": "zh", "HIRAGANA": "ja", "KATAKANA": "ja", "HANGUL": "ko",
+                    "CYRILLIC": "ru", "ARABIC": "ar", "HEBREW": "he", "GREEK": "el",
+                    "DEVANAGARI": "hi"}
+UNSPACED_LANGUAGES = frozenset({"zh", "ja"})
+SCRIPT_WORDS = 50_000
+
+
+def _first_words(lang: str, n: int) -> list[tuple[str, float]]:
+    """wordfreq's list for ``lang``: its ``n`` most frequent words, ties in word order."""
+    import wordfreq
+    freq = wordfreq.get_frequency_dict(lang)
+    return sorted(freq.items(), key=lambda kv: (-kv[1], kv[0]))[:n]
+
+
+def _script_language(ch: str) -> str | None:
+    import unicodedata
+    if not ch.isalpha():
+        return None
+    return SCRIPT_LANGUAGES.get(unicodedata.name(ch, "").split(" ", 1)[0])
 
 
 def _capitalised(word: str) -> str:
