@@ -1,15 +1,15 @@
 import sys, pickle, unicodedata
 from collections import Counter
-sys.path.insert(0, "/work/main")
+sys.path.insert(0, "REPO")
 from tokenizers import Tokenizer
 from dp_vocab import run_recipe
 from dp_vocab.ingest.corpora.bundled import PRESETS
 if __name__ == "__main__":
-    held = pickle.load(open("/work/scratch/s37/pypi.pkl", "rb"))
+    held = pickle.load(open("SCRATCH_PREV/pypi.pkl", "rb"))
     out = sys.argv[1]
     if len(sys.argv) > 2:
         run_recipe(str(PRESETS / "private-wordpiece.cfg"), out, force=True,
-                   overrides={"paths.corpus": "/work/scratch/s37/pypi_train.jsonl", "budget.epsilon": 3.0,
+                   overrides={"paths.corpus": "SCRATCH_PREV/pypi_train.jsonl", "budget.epsilon": 3.0,
                               "export.vocab_size": 32000, "run.seed": 1})
     tok = Tokenizer.from_file(out + "/hf/tokenizer.json")
     vocab = tok.get_vocab()

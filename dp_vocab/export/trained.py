@@ -166,7 +166,8 @@ class PublicPrior:
         without spaces), with the script's share of the released letter units' DP counts.
         A corpus written partly in another script gets pieces of that script from public
         text, as much as the release says it is written in it. Post-processing."""
-        letters, mass = 0.0, Counter()
+        letters = 0.0
+        mass: dict[str, float] = {}
         for unit, count in released.items():
             text = text_of(unit)
             if count <= 0 or not any(ch.isalpha() for ch in text):
@@ -174,7 +175,7 @@ class PublicPrior:
             letters += count
             for lang in {_script_language(ch) for ch in text if ord(ch) > 0x7F}:
                 if lang is not None and lang != self.lang:
-                    mass[lang] += count
+                    mass[lang] = mass.get(lang, 0.0) + count
         out = []
         for lang in sorted(mass):
             freq = _first_words(lang, SCRIPT_WORDS)
