@@ -135,8 +135,7 @@ class PublicPrior:
             "".join(units_of(" " + string.printable.strip())))
         spread = Counter(ch for made, _ in listed if len(made) == 1 for ch in set(made[0])
                          if ch not in alphabet)
-        added = [ch for ch, _ in sorted(spread.items(), key=lambda kv: (-kv[1], kv[0]))
-                 [:max(0, new_characters)]]
+        added = [ch for ch, _ in _most_first(spread)[:max(0, new_characters)]]
         alphabet |= set(added)
         total, smallest = sum(out.values()), min(out.values())
         tables = [(listed, share) if form is None
@@ -150,8 +149,8 @@ class PublicPrior:
                 for made, f in made_of:
                     for ch in set(made[0]) - alphabet if len(made) == 1 else ():
                         weight[ch] += f * share
-            alphabet |= {ch for ch, _ in sorted(weight.items(), key=lambda kv: (-kv[1], kv[0]))
-                         [:max(0, new_characters - len(added))]}
+            alphabet |= {ch for ch, _ in
+                         _most_first(weight)[:max(0, new_characters - len(added))]}
             tables += scripts
         for made_of, share in tables:
             for made, f in made_of:
@@ -196,8 +195,12 @@ SCRIPT_WORDS = 50_000
 def _first_words(lang: str, n: int) -> list[tuple[str, float]]:
     """wordfreq's list for ``lang``: its ``n`` most frequent words, ties in word order."""
     import wordfreq
-    freq = wordfreq.get_frequency_dict(lang)
-    return sorted(freq.items(), key=lambda kv: (-kv[1], kv[0]))[:n]
+    return _most_first(wordfreq.get_frequency_dict(lang))[:n]
+
+
+def _most_first(weights: Mapping[str, float]) -> list[tuple[str, float]]:
+    """(key, weight) pairs by weight, largest first; ties in key order (deterministic)."""
+    return sorted(weights.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
 def _script_language(ch: str) -> str | None:
