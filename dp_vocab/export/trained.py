@@ -11,6 +11,7 @@ inputs (the byte alphabet, the public list the mechanism used).
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -95,7 +96,7 @@ class PublicPrior:
         self.source, self.lang, self.words = source, lang, words
 
     def frequencies(self) -> list[tuple[str, float]]:
-        return _first_words(self.lang, self.words)
+        return list(_first_words(self.lang, self.words))
 
     def describe(self) -> list[dict]:
         """Public facts for the model card: the list, its version and digest, and those of the
@@ -192,10 +193,12 @@ UNSPACED_LANGUAGES = frozenset({"zh", "ja"})
 SCRIPT_WORDS = 50_000
 
 
-def _first_words(lang: str, n: int) -> list[tuple[str, float]]:
-    """wordfreq's list for ``lang``: its ``n`` most frequent words, ties in word order."""
+@functools.lru_cache(maxsize=16)
+def _first_words(lang: str, n: int) -> tuple[tuple[str, float], ...]:
+    """wordfreq's list for ``lang``: its ``n`` most frequent words, ties in word order (read
+    and sorted once per process: every export reads it for the table and the model card)."""
     import wordfreq
-    return _most_first(wordfreq.get_frequency_dict(lang))[:n]
+    return tuple(_most_first(wordfreq.get_frequency_dict(lang))[:n])
 
 
 def _most_first(weights: Mapping[str, float]) -> list[tuple[str, float]]:
