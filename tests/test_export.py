@@ -867,10 +867,10 @@ def test_public_words_take_the_forms_the_release_writes_words_in():
     prior = PublicPrior("wordfreq:en", words=2000)
     big = {u: c * 1000 for u, c in released.items()}
     out = prior.fill(big, gpt2, 0)
-    f = dict(prior.frequencies())["because"] * sum(big.values())
-    assert 1 < f * 0.05 and f * 0.6 < 30_000
-    assert out["Ġbecause"] == f * 0.6 and out["Because"] == f * 0.1
-    assert out["ĠBECAUSE"] == f * 0.05 and "BECAUSE" not in out
+    freq, total = dict(prior.frequencies())["because"], sum(big.values())
+    assert 1 < freq * 0.05 * total and freq * 0.6 * total < 30_000
+    assert out["Ġbecause"] == freq * 0.6 * total and out["Because"] == freq * 0.1 * total
+    assert out["ĠBECAUSE"] == freq * 0.05 * total and "BECAUSE" not in out
     assert max(c for u, c in out.items() if u not in big) == 30_000   # the smallest released
     assert {u: c for u, c in out.items() if u in big} == big
     bert = units_of(pre_tokenizers.BertPreTokenizer(), lower=True)
@@ -881,6 +881,43 @@ def test_public_words_take_the_forms_the_release_writes_words_in():
     assert word_forms({".": 3.0, "Word": 1.0}, gpt2) == [(None, 1.0)]
 
 
+def test_public_characters_by_their_expected_frequency_until_few_words_lack_one():
+    """The prior's new characters come in order of the frequency of the listed words holding
+    them, at their list's share, the fewest that leave under UNCOVERED of the words with a
+    character outside the alphabet, and never more than asked."""
+    from dp_vocab.export.trained import UNCOVERED, _new_characters
+    english = [(["ab"], 0.5), (["ax"], 0.2), (["b", "y"], 0.05), (["q"], UNCOVERED / 10)]
+    chinese = [(["z"], 0.9), (["zw"], 0.1)]
+    lists = [(english, 0.9), (chinese, 0.1)]
+    # x 0.18, z 0.1, y 0.045, w 0.01, q: each word but q's covered leaves under UNCOVERED
+    assert _new_characters(lists, {"a", "b"}, 10) == {"x", "z", "y", "w"}
+    assert _new_characters(lists, {"a", "b"}, 2) == {"x", "z"}
+    assert _new_characters([(english, 0.001), (chinese, 0.999)], {"a", "b"}, 2) == {"z", "w"}
+    assert _new_characters(lists, {"a", "b"}, 0) == set()
+
+
+def test_a_public_word_the_pipeline_splits_counts_for_each_of_its_units():
+    """BERT makes each CJK ideograph a word of its own: a Chinese word of two ideographs
+    brings both into the table, each with the word's frequency added to its own."""
+    from tokenizers import normalizers, pre_tokenizers
+    from dp_vocab.export.trained import PublicPrior, _first_words
+    norm = normalizers.BertNormalizer(lowercase=True)
+    pre = pre_tokenizers.BertPreTokenizer()
+
+    def bert(text):
+        return [u for u, _ in pre.pre_tokenize_str(norm.normalize_str(text))]
+    released = {"college": 800_000.0, "一": 50_000.0, "的": 20_000.0, ".": 900_000.0}
+    out = PublicPrior("wordfreq:en", words=100).fill(released, bert, 4000)
+    share, total = 70_000.0 / 870_000, sum(released.values())
+    zh = _first_words("zh", 50_000)
+    alone = {w for w, _ in zh if len(w) == 1}
+    # the most frequent two-ideograph word with an ideograph never listed alone
+    word, f = next((w, f) for w, f in zh if len(w) == 2 and len(bert(w)) == 2
+                   and w[1] not in alone and w[1] != w[0])
+    assert out[word[1]] >= min(20_000.0, f * total * share)
+    assert word not in out
+
+
 def test_public_words_of_the_scripts_the_release_holds():
     """A release with units in other scripts brings those scripts' public word lists into the
     trainer's table, at the script's share of the released letter units' DP counts (Chinese
@@ -888,7 +925,7 @@ def test_public_words_of_the_scripts_the_release_holds():
     script adds nothing."""
     from tokenizers import pre_tokenizers
     from dp_vocab.export.hf import _byte_level_text
-    from dp_vocab.export.trained import PublicPrior, _first_words
+    from dp_vocab.export.trained import SCRIPT_WORDS, PublicPrior, _first_words
 
     pre = pre_tokenizers.ByteLevel(add_prefix_space=False)
 
@@ -904,8 +941,10 @@ def test_public_words_of_the_scripts_the_release_holds():
     out = prior.fill(released, gpt2, 800, _byte_level_text)
     total = sum(released.values())
     for lang, lead, share in (("ru", " ", 0.15), ("zh", "", 0.05)):
-        word, f = _first_words(lang, 1)[0]
-        assert out[gpt2(lead + word)[0]] == min(50_000.0, f * total * share)
+        [unit] = gpt2(lead + _first_words(lang, 1)[0][0])
+        # every listed word the pipeline makes this unit of, or splits into it, counts
+        f = sum(f * gpt2(lead + w).count(unit) for w, f in _first_words(lang, SCRIPT_WORDS))
+        assert out[unit] == pytest.approx(min(50_000.0, f * share * total), rel=1e-12)
     assert prior.script_lists({"Ġcollege": 5.0}, gpt2, _byte_level_text) == []
     assert PublicPrior("wordfreq:ru", words=10).script_lists({ru: 5.0}, gpt2,
                                                              _byte_level_text) == []

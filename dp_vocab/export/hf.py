@@ -290,9 +290,9 @@ class HFTokenizerExporter:
                               self.vocab_size or like.size)
 
     def _new_characters(self) -> int:
-        """How many characters the public prior may add to the alphabet: 1/40 of the size
-        (WordPiece holds each twice), so they never crowd out what was released."""
-        return (self.vocab_size or DEFAULT_VOCAB_SIZE) // 40
+        """At most how many characters the public prior may add to the alphabet: 1/8 of the
+        size (WordPiece holds a character twice), so they never crowd out what was released."""
+        return (self.vocab_size or DEFAULT_VOCAB_SIZE) // 8
 
     def _pre_tokenizer(self, items: dict):
         """The exported pre-tokenizer: what splits text into the units a model is trained on."""

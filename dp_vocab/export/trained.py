@@ -122,11 +122,12 @@ class PublicPrior:
 
     def fill(self, units: Mapping[str, float], units_of, new_characters: int,
              text_of=None) -> dict[str, float]:
-        """``units`` with the listed words that are not released, made of characters the
-        released units or printable ASCII hold, or of the ``new_characters`` characters most
-        listed words hold (accents, emoji: fewer unknown words; a bound, as each character
-        takes vocabulary places), and the words of the ``script_lists`` of the scripts the
-        released units are written in (``text_of``: a unit's text, for byte-level units)."""
+        """``units`` with the listed words that are not released, and the words of the
+        ``script_lists`` of the scripts the released units are written in (``text_of``: a
+        unit's text, for byte-level units), made of characters the released units or
+        printable ASCII hold or of the new characters ``_new_characters`` picks (at most
+        ``new_characters``). A word the pipeline splits counts for each of its units (BERT
+        makes each CJK ideograph a word of its own)."""
         out = {u: float(c) for u, c in units.items() if c > 0}
         if not out:
             return out
@@ -134,29 +135,23 @@ class PublicPrior:
         listed = [(units_of(" " + word), f) for word, f in words]
         alphabet = {ch for u in out for ch in u} | set(
             "".join(units_of(" " + string.printable.strip())))
-        spread = Counter(ch for made, _ in listed if len(made) == 1 for ch in set(made[0])
-                         if ch not in alphabet)
-        added = [ch for ch, _ in _most_first(spread)[:max(0, new_characters)]]
-        alphabet |= set(added)
         total, smallest = sum(out.values()), min(out.values())
         tables = [(listed, share) if form is None
                   else ([(units_of(form(word)), f) for word, f in words], share)
                   for form, share in word_forms(out, units_of)]
         scripts = self.script_lists(out, units_of, text_of or (lambda u: u))
-        if scripts:
-            # the characters left in the budget go to those the other scripts' words use most
-            weight: Counter = Counter()
-            for made_of, share in scripts:
-                for made, f in made_of:
-                    for ch in set(made[0]) - alphabet if len(made) == 1 else ():
-                        weight[ch] += f * share
-            alphabet |= {ch for ch, _ in
-                         _most_first(weight)[:max(0, new_characters - len(added))]}
-            tables += scripts
+        own = max(0.0, 1.0 - sum(share for _, share in scripts))
+        alphabet |= _new_characters([(listed, own), *scripts], alphabet, new_characters)
+        tables += scripts
+        prior: Counter = Counter()   # a word the pipeline splits counts for each of its units
         for made_of, share in tables:
             for made, f in made_of:
-                if len(made) == 1 and made[0] not in out and alphabet.issuperset(made[0]):
-                    out[made[0]] = min(smallest, max(1.0, f * total * share))
+                if alphabet.issuperset("".join(made)):
+                    for unit in made:
+                        prior[unit] += f * share
+        for unit, f in prior.items():
+            if unit not in out:
+                out[unit] = min(smallest, max(1.0, f * total))
         return out
 
     def script_lists(self, released: Mapping[str, float], units_of, text_of) -> list[tuple]:
@@ -191,6 +186,8 @@ SCRIPT_LANGUAGES = {"CJK": "zh", "HIRAGANA": "ja", "KATAKANA": "ja", "HANGUL": "
                     "DEVANAGARI": "hi"}
 UNSPACED_LANGUAGES = frozenset({"zh", "ja"})
 SCRIPT_WORDS = 50_000
+# the share of public words with a character the prior leaves out of the alphabet: 1 in 100,000
+UNCOVERED = 1e-5
 
 
 @functools.lru_cache(maxsize=16)
@@ -199,6 +196,37 @@ def _first_words(lang: str, n: int) -> tuple[tuple[str, float], ...]:
     and sorted once per process: every export reads it for the table and the model card)."""
     import wordfreq
     return tuple(_most_first(wordfreq.get_frequency_dict(lang))[:n])
+
+
+def _new_characters(lists, alphabet: set[str], most: int) -> set[str]:
+    """Characters outside ``alphabet`` by their expected frequency in text written as the
+    release is (the frequencies of the listed words holding one, at their list's share of the
+    letter units), the fewest that leave under ``UNCOVERED`` of that text's words with a
+    character outside the alphabet, and at most ``most`` (each takes vocabulary places)."""
+    weight: Counter = Counter()
+    missing = []
+    for made_of, share in lists:
+        for made, f in made_of:
+            chars = set("".join(made)) - alphabet
+            missing.append((chars, f * share))
+            for ch in chars:
+                weight[ch] += f * share
+    order = [ch for ch, _ in _most_first(weight)[:max(0, most)]]
+    rank = {ch: i for i, ch in enumerate(order)}
+    covered_at = Counter()   # words covered once the first k characters are in, by k
+    uncovered = 0.0
+    for chars, mass in missing:
+        if chars and all(ch in rank for ch in chars):
+            covered_at[1 + max(rank[ch] for ch in chars)] += mass
+        elif chars:
+            uncovered += mass
+    total = sum(mass for _, mass in missing)
+    left = uncovered + sum(covered_at.values())
+    k = 0
+    while k < len(order) and left > UNCOVERED * total:
+        k += 1
+        left -= covered_at[k]
+    return set(order[:k])
 
 
 def _most_first(weights: Mapping[str, float]) -> list[tuple[str, float]]:
