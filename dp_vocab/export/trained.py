@@ -213,7 +213,7 @@ def _new_characters(lists, alphabet: set[str], most: int) -> set[str]:
                 weight[ch] += f * share
     order = [ch for ch, _ in _most_first(weight)[:max(0, most)]]
     rank = {ch: i for i, ch in enumerate(order)}
-    covered_at = Counter()   # words covered once the first k characters are in, by k
+    covered_at: Counter = Counter()   # words covered once the first k characters are in, by k
     uncovered = 0.0
     for chars, mass in missing:
         if chars and all(ch in rank for ch in chars):
