@@ -74,10 +74,11 @@ class PublicPrior:
 
     A listed word w that is not released enters in each form the release writes words in
     (``word_forms``: after a space or not, lower-case, Capitalised or in CAPITALS, as the
-    exported pipeline makes them, one unit only), with count min(m, f_w · T · s): f_w its
+    exported pipeline makes them), and a unit u it makes that is not released enters with count
+    min(m, max(1, T · Σ f_w · s)) over the listed words and forms that make u: f_w a word's
     public frequency (wordfreq folds case and place), s the form's share of the released
     letter units' DP counts, T the released units' total count and m their smallest count, so
-    a public word never outweighs a released one. Public data and the release only:
+    a public unit never outweighs a released one. Public data and the release only:
     post-processing."""
 
     PREFIX = "wordfreq:"
