@@ -215,14 +215,11 @@ def _new_characters(lists, alphabet: set[str], most: int) -> set[str]:
     order = [ch for ch, _ in _most_first(weight)[:max(0, most)]]
     rank = {ch: i for i, ch in enumerate(order)}
     covered_at: Counter = Counter()   # words covered once the first k characters are in, by k
-    uncovered = 0.0
     for chars, mass in missing:
         if chars and all(ch in rank for ch in chars):
             covered_at[1 + max(rank[ch] for ch in chars)] += mass
-        elif chars:
-            uncovered += mass
     total = sum(mass for _, mass in missing)
-    left = uncovered + sum(covered_at.values())
+    left = sum(mass for chars, mass in missing if chars)
     k = 0
     while k < len(order) and left > UNCOVERED * total:
         k += 1
