@@ -52,7 +52,7 @@ def main() -> None:
 
     from tokenizers import Tokenizer
     from dp_vocab import run_recipe
-    from dp_vocab.research.heldout import nonprivate_tokenizer, tokenizer_scores
+    from dp_vocab.research.heldout import BaselineFailed, nonprivate_tokenizer, tokenizer_scores
     from dp_vocab.ingest.corpora.bundled import PRESETS
 
     from dp_vocab.recipes import parse_override_value
@@ -84,10 +84,16 @@ def main() -> None:
                 for v in {size, args.vocab_size}:
                     if v not in baseline_at:
                         t = time.perf_counter()
-                        base = nonprivate_tokenizer(private, texts, v)
-                        baseline_at[v] = {**tokenizer_scores(base, held),
-                                          "size": base.get_vocab_size(),
-                                          "seconds": time.perf_counter() - t}
+                        try:
+                            base = nonprivate_tokenizer(private, texts, v)
+                            baseline_at[v] = {**tokenizer_scores(base, held),
+                                              "size": base.get_vocab_size(),
+                                              "seconds": time.perf_counter() - t}
+                        except BaselineFailed as e:   # printed as nan
+                            print(f"# {e}", flush=True)
+                            nan = float("nan")
+                            baseline_at[v] = {"tokens_per_word": nan, "unknown_rate": nan,
+                                              "size": v, "seconds": nan}
                 same, full = baseline_at[size], baseline_at[args.vocab_size]
                 row = {"model": model, "epsilon": eps, "size": size,
                        "private": scores["tokens_per_word"],

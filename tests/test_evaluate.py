@@ -309,3 +309,52 @@ def test_evaluate_scores_a_recipes_tokenizer_against_the_non_private_one(tmp_pat
     assert saved["tokenizers_NON_PRIVATE"] == ev.tokenizers
     # without a held-out share (or without an HF export) there is nothing to compare
     assert evaluate(str(recipe), ["policy_gaussian"], [2.0]).tokenizers == []
+
+
+def test_a_non_private_trainer_that_stops_leaves_its_columns_empty(tmp_path, monkeypatch):
+    """tokenizers' own trainer can stop on a corpus (its Unigram trainer panics on some source
+    code): the comparison says so and shows n/a in the non-private columns, and the private
+    tokenizer's scores are still reported and saved."""
+    import random
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from dp_vocab.ingest.corpora.bundled import PRESETS
+    from dp_vocab.research import heldout
+    from dp_vocab.research.evaluation import tokenizer_rows, write_report
+
+    class Panic(BaseException):   # what a Rust panic raises in Python
+        pass
+
+    class Stops(list):
+        def __iter__(self):
+            yield "xylophone secret"
+            raise Panic("likelihood is NAN")
+    tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    with pytest.raises(heldout.BaselineFailed) as info:
+        heldout.nonprivate_tokenizer(tok, Stops(["xylophone secret"]), 100)
+    message = str(info.value)   # no text, and not the trainer's own message either
+    assert "WordPiece trainer stopped" in message
+    assert "xylophone" not in message and "likelihood" not in message
+
+    def stops(*args):
+        raise heldout.BaselineFailed("tokenizers' WordPiece trainer stopped")
+    monkeypatch.setattr(heldout, "nonprivate_tokenizer", stops)
+    rng = random.Random(5)
+    words = "the a college class exam professor student campus dorm major essay".split()
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text("\n".join(json.dumps({"user": f"u{i}", "text": " ".join(
+        rng.choice(words) for _ in range(12))}) for i in range(400)) + "\n", encoding="utf-8")
+    recipe = tmp_path / "wp.cfg"
+    recipe.write_text((PRESETS / "private-wordpiece.cfg").read_text(encoding="utf-8")
+                      .replace('corpus = "corpora/reddit_college_sample.jsonl.gz"',
+                               f'corpus = "{corpus.as_posix()}"')
+                      .replace("vocab_size = 8000", "vocab_size = 400"), encoding="utf-8")
+    with pytest.warns(UserWarning, match="WordPiece trainer stopped: its columns say n/a"):
+        ev = evaluate(str(recipe), ["policy_gaussian"], [2.0], holdout=0.25)
+    [row] = ev.tokenizers
+    assert 1.0 <= row["tokens_per_word"] < 3.0
+    assert row["tokens_per_word_nonprivate"] is None and row["unknown_rate_nonprivate"] is None
+    assert tokenizer_rows(ev)[0][3:5] == ["n/a", "n/a"] and tokenizer_rows(ev)[0][6] == "n/a"
+    write_report(ev, tmp_path / "report")
+    saved = json.loads((tmp_path / "report" / "results.json").read_text(encoding="utf-8"))
+    assert saved["tokenizers_NON_PRIVATE"][0]["tokens_per_word_nonprivate"] is None

@@ -453,7 +453,7 @@ def compare_tokenizers(recipe, epsilons, holdout: float = 0.2, overrides=None) -
     from tokenizers import Tokenizer
     from ..ingest.corpora import FrameReader
     from ..export.hf import HFTokenizerExporter
-    from .heldout import is_held_out, nonprivate_tokenizer, tokenizer_scores
+    from .heldout import BaselineFailed, is_held_out, nonprivate_tokenizer, tokenizer_scores
     from ..recipes import execute, plan_run, report, write
     overrides = dict(overrides or {})
     rows: list[dict] = []
@@ -483,8 +483,12 @@ def compare_tokenizers(recipe, epsilons, holdout: float = 0.2, overrides=None) -
             private = Tokenizer.from_file(str(out / "hf" / "tokenizer.json"))
             size = private.get_vocab_size()
             if size not in baselines:
-                baselines[size] = tokenizer_scores(nonprivate_tokenizer(private, texts, size),
-                                                   held)
+                try:
+                    baselines[size] = tokenizer_scores(
+                        nonprivate_tokenizer(private, texts, size), held)
+                except BaselineFailed as e:
+                    warnings.warn(f"{e}: its columns say n/a", stacklevel=2)
+                    baselines[size] = {"tokens_per_word": None, "unknown_rate": None}
             scores = tokenizer_scores(private, held)
             rows.append({"epsilon": float(eps), "size": size,
                          "tokens_per_word": scores["tokens_per_word"],
@@ -789,11 +793,14 @@ TOKENIZER_HELP = (
 
 def tokenizer_rows(ev: Evaluation) -> list[list[str]]:
     """The tokenizer table's cells: ε, size, private, non-private, ratio, unknown rates."""
-    return [[f"{r['epsilon']:g}", f"{r['size']:,}", f"{r['tokens_per_word']:.3f}",
-             f"{r['tokens_per_word_nonprivate']:.3f}",
-             f"×{r['tokens_per_word'] / r['tokens_per_word_nonprivate']:.3f}",
-             f"{100 * r['unknown_rate']:.3f}%", f"{100 * r['unknown_rate_nonprivate']:.3f}%"]
-            for r in ev.tokenizers]
+    def rows(r):
+        base, base_unk = r["tokens_per_word_nonprivate"], r["unknown_rate_nonprivate"]
+        return [f"{r['epsilon']:g}", f"{r['size']:,}", f"{r['tokens_per_word']:.3f}",
+                "n/a" if base is None else f"{base:.3f}",
+                "n/a" if base is None else f"×{r['tokens_per_word'] / base:.3f}",
+                f"{100 * r['unknown_rate']:.3f}%",
+                "n/a" if base_unk is None else f"{100 * base_unk:.3f}%"]
+    return [rows(r) for r in ev.tokenizers]
 
 
 TOKENIZER_HEADS = ("ε", "size", "tokens per word", "tokens per word, non-private",

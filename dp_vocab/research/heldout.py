@@ -128,10 +128,16 @@ def _unk_id(tokenizer) -> int | None:
     return None if token is None else tokenizer.token_to_id(token)
 
 
+class BaselineFailed(RuntimeError):
+    """``tokenizers``' own trainer stopped on the text: no non-private tokenizer to compare."""
+
+
 def nonprivate_tokenizer(tokenizer, texts, vocab_size: int):
     """NON-PRIVATE: the tokenizer a user would train without privacy: ``tokenizer``'s pipeline
     (normaliser, pre-tokenizer, decoder, post-processor, special tokens, model type) with its
-    model trained by ``tokenizers``' own trainer on the raw ``texts`` towards ``vocab_size``."""
+    model trained by ``tokenizers``' own trainer on the raw ``texts`` towards ``vocab_size``.
+    Raises ``BaselineFailed`` when that trainer stops (its Unigram trainer panics with "likelihood
+    is NAN" on some source code)."""
     import json
     from tokenizers import Tokenizer, models, pre_tokenizers, trainers
     spec = json.loads(tokenizer.to_str())
@@ -161,7 +167,14 @@ def nonprivate_tokenizer(tokenizer, texts, vocab_size: int):
     out = Tokenizer(model)
     for part in ("normalizer", "pre_tokenizer", "decoder", "post_processor"):
         setattr(out, part, getattr(tokenizer, part))
-    out.train_from_iterator(texts, trainer=trainer, length=len(texts))
+    try:
+        out.train_from_iterator(texts, trainer=trainer, length=len(texts))
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as e:   # a panic in the Rust trainer is a BaseException
+        raise BaselineFailed(f"tokenizers' {kind} trainer stopped on the training users' text "
+                             f"({type(e).__name__}), so there is no non-private {kind} "
+                             f"tokenizer to compare with") from None
     return out
 
 
@@ -253,5 +266,5 @@ def nonprivate_same_size(train, sizes) -> list[str]:
     return out
 
 
-__all__ = ["NON_PRIVATE", "VocabularyUtility", "WORD_PATTERN", "is_held_out", "ngram_coverage",
-           "nonprivate_same_size", "nonprivate_tokenizer", "split_users", "tokenizer_scores"]
+__all__ = ["BaselineFailed", "NON_PRIVATE", "VocabularyUtility", "WORD_PATTERN", "is_held_out",
+           "ngram_coverage", "nonprivate_same_size", "nonprivate_tokenizer", "split_users", "tokenizer_scores"]
