@@ -849,6 +849,24 @@ def test_punctuated_forms_only_where_the_pre_tokenizer_keeps_marks_in_the_unit()
         assert with_punctuated_forms(table, released, units_of(pre)) == table
 
 
+def test_released_parts_with_letters_after_marks_set_the_share_of_unmarked_forms():
+    """A released part (``metaspace_parts``) of marks then letters, ``-based`` or ``://www``, is
+    letters read after a mark as ``▁(word`` is: it counts towards the share at which each unit
+    of letters also enters without its marker. Without such parts no unmarked form is added."""
+    from tokenizers import pre_tokenizers
+    from dp_vocab.export.trained import with_punctuated_forms
+
+    def units_of(text):
+        return [u for u, _ in pre_tokenizers.Metaspace("▁").pre_tokenize_str(text)]
+    units = {"▁college": 900.0, "▁student": 100.0, "/42": 10.0}
+    released = {**units, "-based": 40.0, "://www": 10.0}
+    out = with_punctuated_forms(released, released, units_of)
+    share = (40.0 + 10.0) / (900 + 100 + 40)   # "-based" is also a letter unit, "://www" not
+    assert out["college"] == pytest.approx(900 * share) and out["student"] == pytest.approx(100 * share)
+    assert set(out) - set(released) == {"college", "student"}
+    assert with_punctuated_forms(units, units, units_of) == units
+
+
 def test_public_words_take_the_forms_the_release_writes_words_in():
     """wordfreq folds case and place, so a public word's frequency is split over the forms the
     released letter units are written in (after a space or not, lower-case, Capitalised, in

@@ -29,7 +29,28 @@ def test_spacy_and_hf_pre_tokenizers():
 def test_metaspace_marks_units_as_sentencepiece():
     assert HFPreTokenizer("metaspace")("I'm at\n the end.") == ["▁I'm", "▁at", "▁the", "▁end."]
     with pytest.raises(ParameterError, match="kind"):
-        HFPreTokenizer("metaspace_split")
+        HFPreTokenizer("metaspace_split")   # removed: see metaspace_parts
+
+
+def test_metaspace_parts_are_the_units_then_the_runs_of_letters_and_digits_inside_them():
+    """Each unit, then the parts of every unit with marks between its letters or digits: a run
+    of letters and digits with the marks before it (the first with the unit's ▁), and the marks
+    that end the unit; a unit of one part (▁(it, ▁See) adds nothing."""
+    text = "See https://www.x.org/a_b?v=2. (it need-based"
+    units = ["▁See", "▁https://www.x.org/a_b?v=2.", "▁(it", "▁need-based"]
+    assert HFPreTokenizer("metaspace")(text) == units
+    assert HFPreTokenizer("metaspace_parts")(text) == units + [
+        "▁https", "://www", ".x", ".org", "/a", "_b", "?v", "=2", ".", "▁need", "-based"]
+    assert HFPreTokenizer("metaspace_parts")("I'm at\n the end.") == [
+        "▁I'm", "▁at", "▁the", "▁end.", "▁I", "'m", "▁end", "."]
+    assert HFPreTokenizer("metaspace_parts").describe() == {
+        "tokenizer": "hf_pre_tokenizer", "kind": "metaspace_parts"}
+
+
+def test_metaspace_parts_refuse_n_grams():
+    """Parts follow the units they come from: consecutive items are not consecutive words."""
+    with pytest.raises(ParameterError, match="n_max: expected 1 with kind"):
+        ItemExtractor(HFPreTokenizer("metaspace_parts"), n_max=2)
 
 
 def test_normalisation():

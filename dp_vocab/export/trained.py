@@ -305,7 +305,7 @@ def with_punctuated_forms(units: Mapping[str, float], released: Mapping[str, flo
       released letter units with that mark over those without;
     - each unit of letters without its space marker (``word``, as read inside ``▁(word``,
       ``▁/r/word`` or a URL), at the share of the released units in which letters follow
-      marks, over the released letter units.
+      marks (``▁(word``, and parts such as ``-word``), over the released letter units.
 
     A release keeps such forms only when many users share them, so the trainer saw few and
     learned no piece across a word and its mark (``s.``, ``▁career,``) nor a word's piece
@@ -338,9 +338,10 @@ def with_punctuated_forms(units: Mapping[str, float], released: Mapping[str, flo
 
 
 def _after_marks(unit: str, marker: str) -> bool:
-    """``marker``, then marks (no letter, digit or white space), then letters: ``▁(word``."""
+    """Marks (no letter, digit or white space), then letters, after ``marker`` or not:
+    ``▁(word``, or a part of a unit (``-word``, ``/word``: ``metaspace_parts``)."""
     m = re.escape(marker)
-    return re.fullmatch(m + r"[^\w\s" + m + r"]+[^\W\d_]+", unit) is not None
+    return re.fullmatch(f"(?:{m})?" + r"[^\w\s" + m + r"]+[^\W\d_]+", unit) is not None
 
 
 # Unigram's byte fallback: a character no piece covers is spelt as its UTF-8 bytes (public)

@@ -73,8 +73,29 @@ def _cut_run(m: re.Match) -> str:
     return " ".join(run[i:i + MAX_RUN] for i in range(0, len(run), MAX_RUN))
 
 
-HF_PRE_TOKENIZERS = ("whitespace", "whitespace_split", "bert", "byte_level", "metaspace")
+HF_PRE_TOKENIZERS = ("whitespace", "whitespace_split", "bert", "byte_level", "metaspace",
+                     "metaspace_parts")
 METASPACE = "\u2581"
+# a run of letters and digits with the marks (the underscore among them) before it, or the
+# marks that end a unit
+_MARK = r"(?:_|[^\w\u2581])"
+_PART = re.compile(_MARK + r"*[^\W_]+|" + _MARK + "+$")
+
+
+def metaspace_parts(unit: str) -> list[str]:
+    """The parts of a Metaspace unit: each run of letters and digits with the marks before it
+    (the first also with the unit's "▁"), and the marks that end the unit. ``"▁(see"`` is one
+    part; ``"▁https://x.org/a."`` gives ``"▁https"``, ``"://x"``, ``".org"``, ``"/a"``,
+    ``"."``. A unit of one part has no parts (it is its own)."""
+    mark = METASPACE if unit.startswith(METASPACE) else ""
+    body = unit[len(mark):]
+    if body.isalnum():   # most units: one run (\w is isalnum() or "_")
+        return []
+    parts = _PART.findall(body)
+    if len(parts) <= 1 or "".join(parts) != body:
+        return []
+    parts[0] = mark + parts[0]
+    return parts
 
 
 def sentencepiece_whitespace():
@@ -103,24 +124,34 @@ def bert_pre_tokenizer():
 class HFPreTokenizer:
     """A Hugging Face ``tokenizers`` pre-tokenizer: Whitespace, BERT, ByteLevel, ... The
     metaspace kinds first handle white space as SentencePiece does
-    (``sentencepiece_whitespace``), as the exported Metaspace tokenizers do."""
+    (``sentencepiece_whitespace``), as the exported Metaspace tokenizers do.
+
+    ``metaspace_parts``: each Metaspace unit and then its ``metaspace_parts``. Metaspace
+    splits only at white space, so links, hyphenated words and markup are units few users
+    share, and no release keeps them; the words and marks inside them (``"://www"``,
+    ``".com"``, ``"-based"``) are shared by many, so a trainer that sees the released parts
+    learns pieces for them."""
 
     def __init__(self, kind: str = "whitespace"):
         from tokenizers import pre_tokenizers as pt
         makers = {"whitespace": pt.Whitespace, "whitespace_split": pt.WhitespaceSplit,
                   "bert": bert_pre_tokenizer,
                   "byte_level": lambda: pt.ByteLevel(add_prefix_space=False),
-                  "metaspace": pt.Metaspace}
+                  "metaspace": pt.Metaspace, "metaspace_parts": pt.Metaspace}
         if not isinstance(kind, str) or kind not in makers:
             raise ParameterError("kind", kind, "one of " + ", ".join(HF_PRE_TOKENIZERS))
         self._pre = makers[kind]()
-        self._whitespace = sentencepiece_whitespace() if kind == "metaspace" else None
+        self._whitespace = sentencepiece_whitespace() if kind.startswith("metaspace") else None
+        self._parts = kind == "metaspace_parts"
         self.kind = kind
 
     def __call__(self, text: str) -> list[str]:
         if self._whitespace is not None:
             text = self._whitespace.normalize_str(text)
-        return [piece for piece, _ in self._pre.pre_tokenize_str(text)]
+        units = [piece for piece, _ in self._pre.pre_tokenize_str(text)]
+        if self._parts:
+            units += [part for unit in units for part in metaspace_parts(unit)]
+        return units
 
     def describe(self) -> dict:
         return {"tokenizer": "hf_pre_tokenizer", "kind": self.kind}
