@@ -325,6 +325,32 @@ def test_space_marking_pre_tokenizers_list_symbols_then_spaced_forms_and_parts()
     assert p[p.index("Ġthe"):p.index("Ġthe") + 4] == ("Ġthe", "the", "Ġx", "x")
 
 
+def test_a_metaspace_list_holds_each_word_with_a_comma_and_full_stop_twenty_times_lower():
+    """Metaspace keeps a word's trailing mark in its unit: each entry of letters at position i
+    also stands for "▁w," and "▁w.", entered after position 20·i (about one word in 20 is
+    followed by each); pre-tokenizers that split the mark off get no such entries."""
+    words = ["".join(t) for t in itertools.product("abcdefghijklmnopqrstuvwxyz", repeat=3)]
+    d = PublicDomain.load(words, 10 ** 6)
+    m = d.normalised_by(item_extractor(hf_pre_tokenizer("metaspace"), lowercase=False),
+                        10 ** 6).items
+    assert len(set(m)) == len(m)
+    kept = [u for u in m if u[-1:] not in (",", ".") or not u[1:-1].isalpha()]
+    for w in ("▁aaa", "▁Aaa", "▁aab", "▁abc"):
+        i = kept.index(w)
+        for form in (w + ",", w + "."):
+            j = m.index(form)
+            # after the entry at 20·i of the list without these forms, before the next one
+            assert m.index(kept[20 * i]) < j < m.index(kept[20 * i + 1])
+    assert "▁aaa;" not in m and "▁aaa,." not in m
+    # the list ends first for the entries after position len/20
+    emitted = [u for u in kept[:(len(kept) - 1) // 20 + 1] if u[1:].isalpha()]
+    assert [u for u in m if u.endswith(",") and u[1:-1].isalpha()] == [u + "," for u in emitted]
+    for extractor in (item_extractor(hf_pre_tokenizer("byte_level")),
+                      item_extractor(regex_tokenizer())):
+        assert not any(u.rstrip(",.") != u and u.rstrip(",.").lstrip("Ġ").isalpha()
+                       for u in d.normalised_by(extractor, 10 ** 6).items)
+
+
 def test_domain_from_files_and_wordfreq(tmp_path):
     p = tmp_path / "list.tsv.gz"
     with gzip.open(p, "wt", encoding="utf-8") as f:
