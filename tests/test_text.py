@@ -1,10 +1,13 @@
 """Tokenizers, normalisation and n-gram extraction."""
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dp_vocab.errors import ParameterError
 from dp_vocab.ingest.text.items import ItemExtractor
-from dp_vocab.ingest.text.tokenizers import HFPreTokenizer, RegexTokenizer, SpacyTokenizer
+from dp_vocab.ingest.text.tokenizers import (HFPreTokenizer, RegexTokenizer, SpacyTokenizer,
+                                             metaspace_parts)
 
 
 def test_regex_default_words_and_punctuation():
@@ -45,6 +48,20 @@ def test_metaspace_parts_are_the_units_then_the_runs_of_letters_and_digits_insid
         "▁I'm", "▁at", "▁the", "▁end.", "▁I", "'m", "▁end", "."]
     assert HFPreTokenizer("metaspace_parts").describe() == {
         "tokenizer": "hf_pre_tokenizer", "kind": "metaspace_parts"}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from("ab1_-./(▁ \n\u2028é😀"), max_size=40))
+def test_metaspace_parts_of_any_text_spell_their_unit(text):
+    """Hostile text (line breaks, a literal ▁, underscores, emoji): every unit's parts spell it
+    exactly, none is empty or holds white space, and the items are the units, then the parts."""
+    units = HFPreTokenizer("metaspace")(text)
+    items = HFPreTokenizer("metaspace_parts")(text)
+    parts = [metaspace_parts(u) for u in units]
+    assert items == units + [p for ps in parts for p in ps]
+    for unit, ps in zip(units, parts):
+        assert not ps or ("".join(ps) == unit and len(ps) > 1)
+        assert all(p and not any(ch.isspace() for ch in p) for p in ps)
 
 
 def test_metaspace_parts_refuse_n_grams():
