@@ -345,6 +345,9 @@ def test_a_metaspace_list_holds_each_word_with_a_comma_and_full_stop_twenty_time
     # the list ends first for the entries after position len/20
     emitted = [u for u in kept[:(len(kept) - 1) // 20 + 1] if u[1:].isalpha()]
     assert [u for u in m if u.endswith(",") and u[1:-1].isalpha()] == [u + "," for u in emitted]
+    # an extractor that makes nothing of " a" has no space mark to read: no forms, no error
+    two = item_extractor(regex_tokenizer(r"\w\w+"))
+    assert "the" in PublicDomain.load(["the", "a"], 10).normalised_by(two, 10 ** 6).items
     for extractor in (item_extractor(hf_pre_tokenizer("byte_level")),
                       item_extractor(regex_tokenizer())):
         assert not any(u.rstrip(",.") != u and u.rstrip(",.").lstrip("Ġ").isalpha()

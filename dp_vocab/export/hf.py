@@ -307,8 +307,9 @@ class HFTokenizerExporter:
     def training_units(self, release: Release, words: list[str], items: dict) -> dict[str, float]:
         """Each released item's DP count on the units the exported pre-tokenizer makes of it:
         the item itself when the extraction used that pre-tokenizer (the recommended recipes
-        do; ``metaspace_parts`` items are Metaspace units and parts of them), else the units of the item's text after a space (a word's usual place); each
-        unit at least at ``count_floor``."""
+        do; ``metaspace_parts`` items are Metaspace units and parts of them), else the units
+        of the item's text after a space (a word's usual place); each unit at least at
+        ``count_floor``."""
         counts = release.counts or {}
         floor = count_floor(release)
 

@@ -64,7 +64,7 @@ PUNCTUATED_MARKS = (",", ".")
 PUNCTUATED_EVERY = 20
 
 
-def _with_punctuated_forms(entries: Iterable[str], marker: str) -> Iterator[str]:
+def _with_marked_entries(entries: Iterable[str], marker: str) -> Iterator[str]:
     """``entries``, each of ``marker`` then letters, at position i, followed after position
     ``PUNCTUATED_EVERY`` · i by its forms with each of ``PUNCTUATED_MARKS``."""
     waiting: collections.deque[tuple[int, str]] = collections.deque()
@@ -148,9 +148,11 @@ class PublicDomain:
             later = (u for s in LATER_SYMBOLS for u in symbol_units(s))
             head = _first_distinct(itertools.chain(first, words), LATER_SYMBOLS_AT)
             kept = itertools.chain(head, later, words)
-            marker = extractor(" a")[0][:-1]
-            if all(extractor(" a" + m)[:1] == [marker + "a" + m] for m in PUNCTUATED_MARKS):
-                kept = _with_punctuated_forms(_first_distinct(kept, limit), marker)
+            word = extractor(" a")
+            marker = word[0][:-1] if len(word) == 1 and word[0].endswith("a") else None
+            if marker is not None and all(extractor(" a" + m)[:1] == [marker + "a" + m]
+                                          for m in PUNCTUATED_MARKS):
+                kept = _with_marked_entries(_first_distinct(kept, limit), marker)
         else:
             kept = words
         return PublicDomain(_first_distinct(kept, limit), self.source, True)
