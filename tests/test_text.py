@@ -50,18 +50,43 @@ def test_metaspace_parts_are_the_units_then_the_runs_of_letters_and_digits_insid
         "tokenizer": "hf_pre_tokenizer", "kind": "metaspace_parts"}
 
 
+def _parts_by_hand(unit: str) -> list[str]:
+    """metaspace_parts written another way: runs of letters, digits and combining marks vs
+    runs of anything else; each run of the first kind takes the run before it."""
+    import itertools
+    import unicodedata
+    mark = "▁" if unit.startswith("▁") else ""
+    runs = [(word, "".join(chars)) for word, chars in itertools.groupby(
+        unit[len(mark):], lambda ch: ch.isalnum() or unicodedata.category(ch)[0] == "M")]
+    parts, before = [], ""
+    for word, run in runs:
+        if word:
+            parts.append(before + run)
+            before = ""
+        else:
+            before = run
+    parts += [before] if before else []
+    return [mark + parts[0], *parts[1:]] if len(parts) > 1 else []
+
+
 @settings(max_examples=300, deadline=None)
-@given(st.text(alphabet=st.sampled_from("ab1_-./(▁ \n\u2028é😀"), max_size=40))
+@given(st.text(alphabet=st.sampled_from("ab1_-./(▁ \n\u2028é\u0301\u093f😀"), max_size=40))
 def test_metaspace_parts_of_any_text_spell_their_unit(text):
-    """Hostile text (line breaks, a literal ▁, underscores, emoji): every unit's parts spell it
-    exactly, none is empty or holds white space, and the items are the units, then the parts."""
+    """Hostile text (line breaks, a literal ▁, underscores, combining marks, emoji): the items
+    are the units, then each unit's parts, which are those of a plain run-by-run reading and
+    spell their unit."""
     units = HFPreTokenizer("metaspace")(text)
     items = HFPreTokenizer("metaspace_parts")(text)
     parts = [metaspace_parts(u) for u in units]
     assert items == units + [p for ps in parts for p in ps]
     for unit, ps in zip(units, parts):
-        assert not ps or ("".join(ps) == unit and len(ps) > 1)
-        assert all(p and not any(ch.isspace() for ch in p) for p in ps)
+        assert ps == _parts_by_hand(unit)
+        assert not ps or "".join(ps) == unit
+
+
+def test_combining_marks_stay_with_their_letters():
+    assert metaspace_parts("▁हिन्दी") == [] and metaspace_parts("▁nai\u0308ve") == []
+    assert metaspace_parts("▁हिन्दी-भाषा") == ["▁हिन्दी", "-भाषा"]
 
 
 def test_metaspace_parts_refuse_n_grams():

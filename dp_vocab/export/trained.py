@@ -305,7 +305,7 @@ def with_punctuated_forms(units: Mapping[str, float], released: Mapping[str, flo
       released letter units with that mark over those without;
     - each unit of letters without its space marker (``word``, as read inside ``▁(word``,
       ``▁/r/word`` or a URL), at the share of the released units in which letters follow
-      marks (``▁(word``, and parts such as ``-word``), over the released letter units.
+      marks (``▁(word``, and parts such as ``-word`` or ``'s``), over the released letter units.
 
     A release keeps such forms only when many users share them, so the trainer saw few and
     learned no piece across a word and its mark (``s.``, ``▁career,``) nor a word's piece

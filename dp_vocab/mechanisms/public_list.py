@@ -64,16 +64,20 @@ PUNCTUATED_MARKS = (",", ".")
 PUNCTUATED_EVERY = 20
 
 
-def _with_marked_entries(entries: Iterable[str], marker: str) -> Iterator[str]:
+def _with_marked_entries(entries: Iterable[str], marker: str,
+                         makes: Callable[[str], bool]) -> Iterator[str]:
     """``entries``, each of ``marker`` then letters, at position i, followed after position
-    ``PUNCTUATED_EVERY`` · i by its forms with each of ``PUNCTUATED_MARKS``."""
+    ``PUNCTUATED_EVERY`` · i by its forms with each of ``PUNCTUATED_MARKS`` that the data can
+    produce (``makes``: not too long for the extractor, for one)."""
     waiting: collections.deque[tuple[int, str]] = collections.deque()
     for i, entry in enumerate(entries):
         yield entry
         if entry.startswith(marker) and entry[len(marker):].isalpha():
             waiting.extend((PUNCTUATED_EVERY * i, entry + m) for m in PUNCTUATED_MARKS)
         while waiting and waiting[0][0] <= i:
-            yield waiting.popleft()[1]
+            form = waiting.popleft()[1]
+            if makes(form):
+                yield form
 
 
 @dataclass(frozen=True)
@@ -112,9 +116,10 @@ class PublicDomain:
         when it splits " w" (byte-level " i've" → "Ġi", "'ve"), for each part. Such a
         pre-tokenizer also makes units of what no word list holds (punctuation, white space,
         numbers): the units it makes of ``PUBLIC_SYMBOLS`` come first in P, as the marks
-        are among the most frequent units of any text. When it keeps a trailing mark in a
+        are among the most frequent units of any text. When it also keeps a trailing mark in a
         word's unit (Metaspace "▁w,"), each entry of letters at position i also stands for its
-        forms with ``PUNCTUATED_MARKS``, after position ``PUNCTUATED_EVERY`` · i."""
+        forms with ``PUNCTUATED_MARKS``, after position ``PUNCTUATED_EVERY`` · i of the list
+        without them."""
         marks_spaces = extractor(" a") != ["a"]
         # a cased extractor (with a space-marking pre-tokenizer) also meets "W", a word's
         # capitalised form, at the start of sentences
@@ -152,7 +157,9 @@ class PublicDomain:
             marker = word[0][:-1] if len(word) == 1 and word[0].endswith("a") else None
             if marker is not None and all(extractor(" a" + m)[:1] == [marker + "a" + m]
                                           for m in PUNCTUATED_MARKS):
-                kept = _with_marked_entries(_first_distinct(kept, limit), marker)
+                kept = _with_marked_entries(
+                    _first_distinct(kept, limit), marker,
+                    lambda form: extractor(" " + form[len(marker):])[:1] == [form])
         else:
             kept = words
         return PublicDomain(_first_distinct(kept, limit), self.source, True)

@@ -6,7 +6,10 @@ matching a downstream pipeline (their cost shows in the progress display).
 
 from __future__ import annotations
 
+import functools
 import re
+import sys
+import unicodedata
 
 from ...errors import ParameterError
 
@@ -76,23 +79,38 @@ def _cut_run(m: re.Match) -> str:
 HF_PRE_TOKENIZERS = ("whitespace", "whitespace_split", "bert", "byte_level", "metaspace",
                      "metaspace_parts")
 METASPACE = "\u2581"
-# a run of letters and digits with the marks (the underscore among them) before it, or the
-# marks that end a unit
-_MARK = r"(?:_|[^\w\u2581])"
-_PART = re.compile(_MARK + r"*[^\W_]+|" + _MARK + "+$")
+
+
+@functools.lru_cache(maxsize=1)
+def _part_pattern() -> re.Pattern:
+    """A run of letters and digits (with their combining marks: ``"हिन्दी"`` is one run) with
+    the marks before it, or the marks that end a unit; the underscore is a mark. Built once
+    per process from the Unicode database (Python's ``\\w`` leaves combining marks out)."""
+    ranges: list[list[int]] = []
+    for c in range(sys.maxunicode + 1):
+        if unicodedata.category(chr(c))[0] == "M":
+            if ranges and ranges[-1][1] == c - 1:
+                ranges[-1][1] = c
+            else:
+                ranges.append([c, c])
+    combining = "".join(f"\\U{a:08x}-\\U{b:08x}" for a, b in ranges)
+    letter = rf"(?:[^\W_]|[{combining}])"
+    mark = rf"(?:_|(?![{combining}])[^\w\u2581])"
+    return re.compile(f"{mark}*{letter}+|{mark}+$")
 
 
 def metaspace_parts(unit: str) -> list[str]:
     """The parts of a Metaspace unit: each run of letters and digits with the marks before it
-    (the first also with the unit's "▁"), and the marks that end the unit. ``"▁(see"`` is one
-    part; ``"▁https://x.org/a."`` gives ``"▁https"``, ``"://x"``, ``".org"``, ``"/a"``,
-    ``"."``. A unit of one part has no parts (it is its own)."""
+    (the first also with the unit's "▁"), and the marks that end the unit. ``"▁(see"`` and
+    ``"▁Müller"`` are one part; ``"▁end."`` gives ``"▁end"``, ``"."``; ``"▁https://x.org/a"``
+    gives ``"▁https"``, ``"://x"``, ``".org"``, ``"/a"``. A unit of one part has no parts (it
+    is its own)."""
     mark = METASPACE if unit.startswith(METASPACE) else ""
     body = unit[len(mark):]
-    if body.isalnum():   # most units: one run (\w is isalnum() or "_")
+    if body.isalnum() or METASPACE in body:   # one run; or not a Metaspace unit
         return []
-    parts = _PART.findall(body)
-    if len(parts) <= 1 or "".join(parts) != body:
+    parts = _part_pattern().findall(body)
+    if len(parts) <= 1:
         return []
     parts[0] = mark + parts[0]
     return parts
