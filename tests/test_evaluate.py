@@ -278,13 +278,10 @@ def test_timings_leave_the_first_compile_out(monkeypatch):
     assert calls == {"weighted_gaussian": 2 * 3 + 1, "policy_gaussian": 2 * 3 + 1}
 
 
-def test_evaluate_scores_a_recipes_tokenizer_against_the_non_private_one(tmp_path):
-    """A recipe exporting a Hugging Face tokenizer, with held-out users: per ε, its tokenizer's
-    tokens per held-out word next to the non-private tokenizer of the same pipeline, model and
-    size, in the console table, results.json and report.html (all NON-PRIVATE)."""
+def _small_wordpiece_recipe(tmp_path):
+    """private-wordpiece on 400 users writing 12 random college words each, 400 tokens."""
     import random
     from dp_vocab.ingest.corpora.bundled import PRESETS
-    from dp_vocab.research.evaluation import write_report
     rng = random.Random(5)
     words = "the a college class exam professor student campus dorm major essay".split()
     corpus = tmp_path / "c.jsonl"
@@ -295,6 +292,15 @@ def test_evaluate_scores_a_recipes_tokenizer_against_the_non_private_one(tmp_pat
                       .replace('corpus = "corpora/reddit_college_sample.jsonl.gz"',
                                f'corpus = "{corpus.as_posix()}"')
                       .replace("vocab_size = 8000", "vocab_size = 400"), encoding="utf-8")
+    return recipe
+
+
+def test_evaluate_scores_a_recipes_tokenizer_against_the_non_private_one(tmp_path):
+    """A recipe exporting a Hugging Face tokenizer, with held-out users: per ε, its tokenizer's
+    tokens per held-out word next to the non-private tokenizer of the same pipeline, model and
+    size, in the console table, results.json and report.html (all NON-PRIVATE)."""
+    from dp_vocab.research.evaluation import write_report
+    recipe = _small_wordpiece_recipe(tmp_path)
     ev = evaluate(str(recipe), ["policy_gaussian"], [2.0, 8.0], holdout=0.25)
     assert [r["epsilon"] for r in ev.tokenizers] == [2.0, 8.0]
     for r in ev.tokenizers:
@@ -315,9 +321,7 @@ def test_a_non_private_trainer_that_stops_leaves_its_columns_empty(tmp_path, mon
     """tokenizers' own trainer can stop on a corpus (its Unigram trainer panics on some source
     code): the comparison says so and shows n/a in the non-private columns, and the private
     tokenizer's scores are still reported and saved."""
-    import random
     from tokenizers import Tokenizer, models, pre_tokenizers
-    from dp_vocab.ingest.corpora.bundled import PRESETS
     from dp_vocab.research import heldout
     from dp_vocab.research.evaluation import tokenizer_rows, write_report
 
@@ -339,16 +343,7 @@ def test_a_non_private_trainer_that_stops_leaves_its_columns_empty(tmp_path, mon
     def stops(*args):
         raise heldout.BaselineFailed("tokenizers' WordPiece trainer stopped")
     monkeypatch.setattr(heldout, "nonprivate_tokenizer", stops)
-    rng = random.Random(5)
-    words = "the a college class exam professor student campus dorm major essay".split()
-    corpus = tmp_path / "c.jsonl"
-    corpus.write_text("\n".join(json.dumps({"user": f"u{i}", "text": " ".join(
-        rng.choice(words) for _ in range(12))}) for i in range(400)) + "\n", encoding="utf-8")
-    recipe = tmp_path / "wp.cfg"
-    recipe.write_text((PRESETS / "private-wordpiece.cfg").read_text(encoding="utf-8")
-                      .replace('corpus = "corpora/reddit_college_sample.jsonl.gz"',
-                               f'corpus = "{corpus.as_posix()}"')
-                      .replace("vocab_size = 8000", "vocab_size = 400"), encoding="utf-8")
+    recipe = _small_wordpiece_recipe(tmp_path)
     with pytest.warns(UserWarning, match="WordPiece trainer stopped: its columns say n/a"):
         ev = evaluate(str(recipe), ["policy_gaussian"], [2.0], holdout=0.25)
     [row] = ev.tokenizers
