@@ -278,6 +278,23 @@ def test_a_released_unit_enters_training_at_least_at_the_count_noise_scale():
     assert len(tokens(None)) > 1
 
 
+def test_released_parts_of_text_without_spaces_are_byte_level_units_of_their_own():
+    """``byte_level_parts`` items (a Chinese clause's characters and pairs) are trained as the
+    units they are, so a clause no release keeps is read with the released pair as one token."""
+    from dp_vocab.ingest.text.tokenizers import byte_level
+    pair = byte_level("工具")
+    counts = {"Ġthe": 900, pair: 500, byte_level("工"): 300, byte_level("具"): 300}
+    items = {"tokenizer": "hf_pre_tokenizer", "kind": "byte_level_parts", "nfkc": False,
+             "lowercase": False}
+    rel = Release(items=sorted(counts), mechanism="test", params={}, epsilon=1.0, delta=1e-5,
+                  randomness={"mode": "os"}, privacy={}, counts=counts,
+                  counts_info={"noise": "discrete_gaussian", "scale": 10.0})
+    exporter = HFTokenizerExporter(model="bpe", style="gpt2", vocab_size=300)
+    assert exporter.training_units(rel, sorted(counts), items) == counts
+    tokens = exporter.build(rel, items).encode("是工具", add_special_tokens=False).tokens
+    assert pair in tokens and "".join(tokens) == byte_level("是工具")
+
+
 def test_bpe_and_unigram_need_counts(tmp_path):
     with pytest.raises(ParameterError, match="counts"):
         HFTokenizerExporter(model="bpe").export(release(False), tmp_path, {"items": ITEMS})

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from dp_vocab.errors import ParameterError
 from dp_vocab.ingest.text.items import ItemExtractor
 from dp_vocab.ingest.text.tokenizers import (HFPreTokenizer, RegexTokenizer, SpacyTokenizer,
-                                             metaspace_parts)
+                                             byte_level, metaspace_parts, unspaced_parts)
 
 
 def test_regex_default_words_and_punctuation():
@@ -89,10 +89,47 @@ def test_combining_marks_stay_with_their_letters():
     assert metaspace_parts("▁हिन्दी-भाषा") == ["▁हिन्दी", "-भाषा"]
 
 
-def test_metaspace_parts_refuse_n_grams():
+@pytest.mark.parametrize("kind", ["metaspace_parts", "byte_level_parts"])
+def test_parts_refuse_n_grams(kind):
     """Parts follow the units they come from: consecutive items are not consecutive words."""
-    with pytest.raises(ParameterError, match="n_max: expected 1 with kind"):
-        ItemExtractor(HFPreTokenizer("metaspace_parts"), n_max=2)
+    with pytest.raises(ParameterError, match=f"n_max: expected 1 with kind = \"{kind}\""):
+        ItemExtractor(HFPreTokenizer(kind), n_max=2)
+
+
+def test_text_without_spaces_gives_its_characters_and_pairs_of_characters():
+    """A Chinese or Japanese clause is one unit: its runs of two or more ideographs or kana
+    also give each character and each adjacent pair; a lone one (inside Latin letters, where
+    the unit is its own) and other scripts give nothing."""
+    assert unspaced_parts("用于Python的工具库。カタカナ") == [
+        "用", "于", "用于", "的", "工", "具", "库", "的工", "工具", "具库",
+        "カ", "タ", "カ", "ナ", "カタ", "タカ", "カナ"]
+    assert unspaced_parts("a的b 한국어 русский café") == []
+    assert unspaced_parts("plain ASCII") == []
+    text = "Python的工具库, 一个 test"
+    assert HFPreTokenizer("byte_level_parts")(text) == HFPreTokenizer("byte_level")(text) + [
+        byte_level(p) for p in ["的", "工", "具", "库", "的工", "工具", "具库", "一", "个", "一个"]]
+    assert HFPreTokenizer("metaspace_parts")(text) == [
+        "▁Python的工具库,", "▁一个", "▁test", "▁Python的工具库", ",",
+        "的", "工", "具", "库", "的工", "工具", "具库", "一", "个", "一个"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.sampled_from("a 的工具ア\n\u3000，é😀\x00\x7f\u0100"), max_size=30))
+def test_byte_level_parts_are_gpt2_units_of_the_runs(text):
+    """``byte_level`` is GPT-2's byte-to-character map (as ``tokenizers`` writes it), and
+    the parts are the runs' characters and pairs, read here run by run."""
+    import itertools
+    from tokenizers import pre_tokenizers
+    whole = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
+    assert byte_level(text) == "".join(u for u, _ in whole.pre_tokenize_str(text))
+    by_hand = []
+    for unspaced, run in itertools.groupby(text, lambda ch: ch in "的工具ア"):
+        run = "".join(run)
+        if unspaced and len(run) > 1:
+            by_hand += [*run, *(run[i:i + 2] for i in range(len(run) - 1))]
+    assert unspaced_parts(text) == by_hand
+    assert HFPreTokenizer("byte_level_parts")(text) == \
+        HFPreTokenizer("byte_level")(text) + [byte_level(p) for p in by_hand]
 
 
 def test_normalisation():

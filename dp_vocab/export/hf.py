@@ -107,15 +107,19 @@ def _items_pre_tokenizer(items: dict):
                 "whitespace_split": pre_tokenizers.WhitespaceSplit,
                 "bert": bert_pre_tokenizer,
                 "byte_level": bert_pre_tokenizer,
+                "byte_level_parts": bert_pre_tokenizer,
                 "metaspace": pre_tokenizers.WhitespaceSplit,
                 "metaspace_parts": pre_tokenizers.WhitespaceSplit}[items["kind"]]()
     # spaCy's rules have no HF equivalent: BERT's split on whitespace and punctuation is closest
     return bert_pre_tokenizer()
 
 
+BYTE_LEVEL_KINDS = ("byte_level", "byte_level_parts")
+
+
 def _surface(item: str, items: dict) -> str:
     """The text an item stands for (items from byte-level / metaspace pre-tokenizers are marked)."""
-    if items.get("tokenizer") == "hf_pre_tokenizer" and items.get("kind") == "byte_level":
+    if items.get("tokenizer") == "hf_pre_tokenizer" and items.get("kind") in BYTE_LEVEL_KINDS:
         from tokenizers import decoders
         return decoders.ByteLevel().decode([item]).strip()
     return item.replace(METASPACE, " ").strip()
@@ -307,7 +311,7 @@ class HFTokenizerExporter:
     def training_units(self, release: Release, words: list[str], items: dict) -> dict[str, float]:
         """Each released item's DP count on the units the exported pre-tokenizer makes of it:
         the item itself when the extraction used that pre-tokenizer (the recommended recipes
-        do; ``metaspace_parts`` items are Metaspace units and parts of them), else the units
+        do; the ``_parts`` kinds' items are units and parts of them), else the units
         of the item's text after a space (a word's usual place); each unit at least at
         ``count_floor``."""
         counts = release.counts or {}
@@ -322,7 +326,7 @@ class HFTokenizerExporter:
                 by_surface[s] = by_surface.get(s, 0.0) + count(w)
             return {w: max(by_surface.get(w, 0.0), floor) for w in words}
         own = (items.get("tokenizer") == "hf_pre_tokenizer"
-               and items.get("kind") in {"byte_level": ("byte_level",),
+               and items.get("kind") in {"byte_level": BYTE_LEVEL_KINDS,
                                          "metaspace": ("metaspace", "metaspace_parts"),
                                          }.get(self.style.pieces, ()))
         if own:

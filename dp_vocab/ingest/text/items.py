@@ -53,10 +53,12 @@ class ItemExtractor:
         self.n_max = check_positive_int(n_max, "n_max", maximum=64)
         if self.n_max < self.n_min:
             raise ParameterError("n_max", n_max, f"an integer >= n_min ({self.n_min})")
-        if self.n_max > 1 and getattr(tokenizer, "kind", None) == "metaspace_parts":
-            raise ParameterError("n_max", n_max, "1 with kind = \"metaspace_parts\"",
+        kind = getattr(tokenizer, "kind", None)
+        if self.n_max > 1 and isinstance(kind, str) and kind.endswith("_parts"):
+            raise ParameterError("n_max", n_max, f"1 with kind = \"{kind}\"",
                                  "Its parts follow the units they come from, so they are not "
-                                 "consecutive words: use kind = \"metaspace\" for n-grams.")
+                                 "consecutive words: use kind = \"" + kind[:-len("_parts")]
+                                 + "\" for n-grams.")
         self.lowercase = check_bool(lowercase, "lowercase")
         self.nfkc = check_bool(nfkc, "nfkc")
         self.max_length = check_positive_int(max_length, "max_length", maximum=1_000_000)

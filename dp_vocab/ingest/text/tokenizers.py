@@ -76,8 +76,8 @@ def _cut_run(m: re.Match) -> str:
     return " ".join(run[i:i + MAX_RUN] for i in range(0, len(run), MAX_RUN))
 
 
-HF_PRE_TOKENIZERS = ("whitespace", "whitespace_split", "bert", "byte_level", "metaspace",
-                     "metaspace_parts")
+HF_PRE_TOKENIZERS = ("whitespace", "whitespace_split", "bert", "byte_level", "byte_level_parts",
+                     "metaspace", "metaspace_parts")
 METASPACE = "\u2581"
 
 
@@ -116,6 +116,42 @@ def metaspace_parts(unit: str) -> list[str]:
     return parts
 
 
+# Scripts written without spaces whose words are mostly one or two characters: CJK ideographs
+# (BERT's ranges below), Hiragana, Katakana (full and half width)
+_UNSPACED_RUN = re.compile("[\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f\u3400-\u4dbf"
+                           "\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]{2,}")
+
+
+def unspaced_parts(text: str) -> list[str]:
+    """In each run of two or more characters of a script written without spaces (Chinese,
+    Japanese kana), every character and every pair of adjacent characters: most words of
+    those scripts are one or two characters, and a pre-tokenizer that splits at spaces makes
+    a whole clause one unit, which few users share."""
+    if text.isascii():
+        return []
+    out: list[str] = []
+    for m in _UNSPACED_RUN.finditer(text):
+        run = m.group(0)
+        out += run
+        out += [run[i:i + 2] for i in range(len(run) - 1)]
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def _byte_level_map() -> dict[int, str]:
+    """GPT-2's byte-to-character map (``tokenizers``' ByteLevel): printable Latin-1 bytes stand
+    for themselves, the others for the characters from U+0100 on, in byte order."""
+    kept = [*range(0x21, 0x7F), *range(0xA1, 0xAD), *range(0xAE, 0x100)]
+    moved = [b for b in range(256) if b not in kept]
+    return {**{b: chr(b) for b in kept}, **{b: chr(0x100 + i) for i, b in enumerate(moved)}}
+
+
+def byte_level(text: str) -> str:
+    """``text`` as a byte-level unit (its UTF-8 bytes, each as GPT-2's character for it)."""
+    table = _byte_level_map()
+    return "".join(table[b] for b in text.encode("utf-8"))
+
+
 def sentencepiece_whitespace():
     """SentencePiece's whitespace handling, as a ``tokenizers`` normaliser: every run of white
     space (line breaks included) is one space, none at the ends. Metaspace turns spaces into
@@ -144,32 +180,39 @@ class HFPreTokenizer:
     metaspace kinds first handle white space as SentencePiece does
     (``sentencepiece_whitespace``), as the exported Metaspace tokenizers do.
 
-    ``metaspace_parts``: each Metaspace unit and then its ``metaspace_parts``. Metaspace
-    splits only at white space, so links, hyphenated words and markup are units few users
-    share, and no release keeps them; the words and marks inside them (``"://www"``,
-    ``".com"``, ``"-based"``) are shared by many, so a trainer that sees the released parts
-    learns pieces for them."""
+    The ``_parts`` kinds also make items of the parts of units that few users share, so a
+    trainer that sees the released parts learns pieces for them. ``metaspace_parts``: each
+    Metaspace unit, then its ``metaspace_parts`` (Metaspace splits only at white space, so
+    links, hyphenated words and markup are whole units, but the words and marks inside them,
+    ``"://www"``, ``".com"``, ``"-based"``, are shared by many), then the text's
+    ``unspaced_parts``. ``byte_level_parts``: GPT-2's byte-level units, then the text's
+    ``unspaced_parts`` as byte-level units (GPT-2 splits off marks, but a Chinese clause is
+    one unit)."""
 
     def __init__(self, kind: str = "whitespace"):
         from tokenizers import pre_tokenizers as pt
         makers = {"whitespace": pt.Whitespace, "whitespace_split": pt.WhitespaceSplit,
                   "bert": bert_pre_tokenizer,
                   "byte_level": lambda: pt.ByteLevel(add_prefix_space=False),
+                  "byte_level_parts": lambda: pt.ByteLevel(add_prefix_space=False),
                   "metaspace": pt.Metaspace, "metaspace_parts": pt.Metaspace}
         if not isinstance(kind, str) or kind not in makers:
             raise ParameterError("kind", kind, "one of " + ", ".join(HF_PRE_TOKENIZERS))
         self._pre = makers[kind]()
         self._whitespace = sentencepiece_whitespace() if kind.startswith("metaspace") else None
-        self._parts = kind == "metaspace_parts"
+        self._parts = kind.endswith("_parts")
         self.kind = kind
 
     def __call__(self, text: str) -> list[str]:
         if self._whitespace is not None:
             text = self._whitespace.normalize_str(text)
         units = [piece for piece, _ in self._pre.pre_tokenize_str(text)]
-        if self._parts:
-            units += [part for unit in units for part in metaspace_parts(unit)]
-        return units
+        if not self._parts:
+            return units
+        if self._whitespace is not None:
+            return (units + [part for unit in units for part in metaspace_parts(unit)]
+                    + unspaced_parts(text))
+        return units + [byte_level(part) for part in unspaced_parts(text)]
 
     def describe(self) -> dict:
         return {"tokenizer": "hf_pre_tokenizer", "kind": self.kind}
