@@ -184,10 +184,10 @@ class HFPreTokenizer:
     trainer that sees the released parts learns pieces for them. ``metaspace_parts``: each
     Metaspace unit, then its ``metaspace_parts`` (Metaspace splits only at white space, so
     links, hyphenated words and markup are whole units, but the words and marks inside them,
-    ``"://www"``, ``".com"``, ``"-based"``, are shared by many), then the text's
-    ``unspaced_parts``. ``byte_level_parts``: GPT-2's byte-level units, then the text's
-    ``unspaced_parts`` as byte-level units (GPT-2 splits off marks, but a Chinese clause is
-    one unit)."""
+    ``"://www"``, ``".com"``, ``"-based"``, are shared by many). ``byte_level_parts``: GPT-2's
+    byte-level units, then the text's ``unspaced_parts`` as byte-level units (GPT-2 splits off
+    marks, but a Chinese clause is one unit, and without learned pieces each of its
+    characters costs two or three byte tokens)."""
 
     def __init__(self, kind: str = "whitespace"):
         from tokenizers import pre_tokenizers as pt
@@ -210,8 +210,7 @@ class HFPreTokenizer:
         if not self._parts:
             return units
         if self._whitespace is not None:
-            return (units + [part for unit in units for part in metaspace_parts(unit)]
-                    + unspaced_parts(text))
+            return units + [part for unit in units for part in metaspace_parts(unit)]
         return units + [byte_level(part) for part in unspaced_parts(text)]
 
     def describe(self) -> dict:
