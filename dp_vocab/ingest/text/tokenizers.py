@@ -187,7 +187,7 @@ class HFPreTokenizer:
     ``"://www"``, ``".com"``, ``"-based"``, are shared by many). ``byte_level_parts``: GPT-2's
     byte-level units, then the text's ``unspaced_parts`` as byte-level units (GPT-2 splits off
     marks, but a Chinese clause is one unit, and without learned pieces each of its
-    characters costs two or three byte tokens)."""
+    characters costs up to three or four byte tokens)."""
 
     def __init__(self, kind: str = "whitespace"):
         from tokenizers import pre_tokenizers as pt
