@@ -117,7 +117,8 @@ def metaspace_parts(unit: str) -> list[str]:
 
 
 # Scripts written without spaces whose words are mostly one or two characters: CJK ideographs
-# (BERT's ranges below), Hiragana, Katakana (full and half width)
+# (unified, extension A, compatibility, and the supplementary ideographic plane), Hiragana,
+# Katakana (with its phonetic extensions and half-width forms)
 _UNSPACED_RUN = re.compile("[\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f\u3400-\u4dbf"
                            "\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]{2,}")
 
