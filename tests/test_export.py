@@ -916,6 +916,56 @@ def test_public_words_take_the_forms_the_release_writes_words_in():
     assert word_forms({".": 3.0, "Word": 1.0}, gpt2) == [(None, 1.0)]
 
 
+def test_the_usage_ratio_is_the_median_over_listed_units_predicted_high():
+    """The median of DP count over prediction (0 when not released) over the listed units
+    predicted at USAGE_FROM times the smallest released count or more; units predicted lower
+    do not count; at most 1; 1 when fewer than USAGE_UNITS units are predicted that high."""
+    from dp_vocab.export.trained import USAGE_FROM, USAGE_UNITS, usage_ratio
+    m = 10.0
+    high = {f"w{i}": USAGE_FROM * m * (1 + i) for i in range(2 * USAGE_UNITS + 1)}
+    low = {f"x{i}": USAGE_FROM * m * 0.99 for i in range(5 * USAGE_UNITS)}
+    half = {u: 0.3 * p for i, (u, p) in enumerate(high.items()) if i % 2 == 0}   # one more
+    assert usage_ratio({**high, **low}, half, m) == pytest.approx(0.3)
+    one_short = dict(list(half.items())[1:])
+    assert usage_ratio({**high, **low}, one_short, m) == 0.0
+    assert usage_ratio(high, {u: 5 * p for u, p in high.items()}, m) == 1.0
+    few = dict(list(high.items())[:USAGE_UNITS - 1])
+    assert usage_ratio({**few, **low}, {}, m) == 1.0
+    assert usage_ratio({**few, **low}, {}, m / 2) == 0.0   # now the low ones count too
+
+
+def test_public_words_are_scaled_by_how_the_corpus_uses_the_list():
+    """A release that holds the list's frequent words at their predicted counts keeps the
+    prior as it is; one that leaves them unreleased (a corpus of code or package names)
+    scales every listed unit's count by the usage ratio, never below 1."""
+    from tokenizers import pre_tokenizers
+    from dp_vocab.export.trained import USAGE_FROM, PublicPrior, usage_ratio
+
+    pre = pre_tokenizers.ByteLevel(add_prefix_space=False)
+
+    def gpt2(text):
+        return [u for u, _ in pre.pre_tokenize_str(text)]
+    prior = PublicPrior("wordfreq:en", words=3000)
+    freq = dict(prior.frequencies())
+    words = [w for w, _ in prior.frequencies() if len(gpt2(" " + w)) == 1]
+    # English-like: the 1,000 most frequent words released at 3 times their frequency, and
+    # only those are predicted high enough to count
+    english = {"Ġ" + w: 3e6 * freq[w] for w in words[:1000]}
+    smallest = 1.5 * freq[words[999]] * sum(english.values()) / USAGE_FROM
+    english["Ġzq"] = smallest
+    # code-like: the same total, on units no list holds
+    code = {"Ġdef": sum(english.values()) - smallest, "Ġzq": smallest}
+    for released, expect in ((english, 1.0), (code, 0.0)):
+        out = prior.fill(released, gpt2, 0)
+        total = sum(released.values())
+        predicted = {"Ġ" + w: freq[w] * total for w in words}
+        assert sum(p >= USAGE_FROM * smallest for p in predicted.values()) >= 150
+        assert usage_ratio(predicted, released, smallest) == expect
+        for w in words[1000:1003] + words[2000:2003]:
+            assert out["Ġ" + w] == max(1.0, expect * min(smallest, freq[w] * total))
+        assert {u: c for u, c in out.items() if u in released} == released
+
+
 def test_public_characters_by_their_expected_frequency_until_few_words_lack_one():
     """The prior's new characters come in order of the frequency of the listed words holding
     them, at their list's share, the fewest that leave under UNCOVERED of the words with a

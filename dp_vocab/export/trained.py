@@ -15,6 +15,7 @@ import functools
 import json
 import math
 import re
+import statistics
 import string
 from collections import Counter
 from collections.abc import Iterator, Mapping
@@ -75,10 +76,11 @@ class PublicPrior:
     A listed word w that is not released enters in each form the release writes words in
     (``word_forms``: after a space or not, lower-case, Capitalised or in CAPITALS, as the
     exported pipeline makes them), and a unit u it makes that is not released enters with count
-    min(m, max(1, T · Σ f_w · s)) over the listed words and forms that make u: f_w a word's
+    max(1, r · min(m, T · Σ f_w · s)) over the listed words and forms that make u: f_w a word's
     public frequency (wordfreq folds case and place), s the form's share of the released
     letter units' DP counts, T the released units' total count and m their smallest count, so
-    a public unit never outweighs a released one. Public data and the release only:
+    a public unit never outweighs a released one, and r the ``usage_ratio`` of the list's
+    words in this corpus, as the release shows it. Public data and the release only:
     post-processing."""
 
     PREFIX = "wordfreq:"
@@ -150,9 +152,10 @@ class PublicPrior:
                 if alphabet.issuperset("".join(made)):
                     for unit in made:
                         prior[unit] += f * share
+        usage = usage_ratio({u: f * total for u, f in prior.items()}, out, smallest)
         for unit, f in prior.items():
             if unit not in out:
-                out[unit] = min(smallest, max(1.0, f * total))
+                out[unit] = max(1.0, usage * min(smallest, f * total))
         return out
 
     def script_lists(self, released: Mapping[str, float], units_of, text_of) -> list[tuple]:
@@ -178,6 +181,29 @@ class PublicPrior:
             lead = "" if lang in UNSPACED_LANGUAGES else " "
             out.append(([(units_of(lead + w), f) for w, f in freq], mass[lang] / letters))
         return out
+
+
+# A listed unit predicted at USAGE_FROM times the smallest released count or more would be
+# released, its count known to within 1/USAGE_FROM, if the corpus used it as the list does
+USAGE_FROM = 8.0
+USAGE_UNITS = 100
+
+
+def usage_ratio(predicted: Mapping[str, float], released: Mapping[str, float],
+                smallest: float) -> float:
+    """How the corpus uses the public list's words next to the list: the median, over the
+    listed units predicted at ``USAGE_FROM`` times the ``smallest`` released count or more, of
+    the released DP count over the prediction (0 for a unit not released), at most 1; 1 when
+    fewer than ``USAGE_UNITS`` units are predicted that high. A corpus of everyday English
+    releases nearly all of them, at about their predicted counts (about 1); a corpus of package
+    summaries or code leaves most English words unused (about 0.1), and its tail is not the
+    list's words, so the prior's counts are scaled by it. Post-processing of the release and
+    the public list."""
+    ratios = [released.get(u, 0.0) / p for u, p in predicted.items()
+              if p >= USAGE_FROM * smallest]
+    if len(ratios) < USAGE_UNITS:
+        return 1.0
+    return min(1.0, statistics.median(ratios))
 
 
 # Scripts (the first word of a letter's Unicode name) and the wordfreq list that stands for
