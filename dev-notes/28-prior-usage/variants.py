@@ -66,7 +66,11 @@ def fill(self, units, units_of, new_characters, text_of=None):
             w = min(smallest, max(1.0, p * post))
             if p * post < 1 and MODE.get("post") == "strict":
                 continue
-        if MODE.get("med") == "before":
+        if MODE.get("hionly") and p <= smallest:
+            w = min(smallest, max(1.0, p))
+        elif MODE.get("loonly") and p > smallest:
+            w = min(smallest, max(1.0, p))
+        elif MODE.get("med") == "before":
             w = min(smallest, max(1.0, k * p))
         else:
             w *= k
@@ -85,6 +89,19 @@ def apply(v):
     elif v.startswith("floor"):
         k = float(v[5:]); orig = trained.count_floor
         patch(hf, "count_floor", lambda release: k * orig(release))
+    elif v == "dropzero":
+        def tc(counts, max_words, resolution=100.0):
+            positive = {u: float(c) for u, c in counts.items() if c > 0 and u and not trained._SPACE.search(u)}
+            total, smallest = sum(positive.values()), min(positive.values())
+            scale = min(max_words / total, max(1.0, resolution / smallest))
+            out = {u: round(c * scale) for u, c in positive.items()}
+            print("    dropped", sum(1 for c in out.values() if c == 0), "of", len(out), "scale", scale)
+            return {u: c for u, c in out.items() if c > 0}
+        patch(hf, "training_counts", tc)
+    elif v.startswith("words"):
+        k = int(float(v[5:]))
+        orig = hf.training_counts
+        patch(hf, "training_counts", lambda counts, max_words, resolution=100.0: orig(counts, k, resolution))
     elif v != "none":
         patch(trained.PublicPrior, "fill", fill)
         for part in v.split("+"):
