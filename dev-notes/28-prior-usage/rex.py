@@ -23,7 +23,7 @@ def main():
     model = os.environ.get("MODEL", "bpe")
     style = {"bpe": "gpt2", "wordpiece": "bert", "unigram": "sentencepiece"}[model]
     held = pickle.load(open(os.environ.get("HELD", "pypi.pkl"), "rb"))
-    base = Tokenizer.from_file(os.environ.get("BASE", "basep_bpe.json"))
+    base = Tokenizer.from_file(os.environ.get("BASE", "base_pypi_bpe.json"))
     b = tokenizer_scores(base, held)
     rel, items = load(outdir)
     for v in vs:
@@ -38,7 +38,7 @@ def main():
             classes(tok, base, held, rel)
 
 def classes(priv, base, held, rel):
-    users = pickle.load(open("pypi_users.pkl", "rb"))
+    users = pickle.load(open(os.environ.get("USERS", "pypi_users.pkl"), "rb"))
     counts = rel.counts; sig = rel.counts_info["scale"]
     def cls(u):
         if u in counts:
