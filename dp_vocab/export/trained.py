@@ -195,10 +195,10 @@ def usage_ratio(predicted: Mapping[str, float], released: Mapping[str, float],
     listed units predicted at ``USAGE_FROM`` times the ``smallest`` released count or more, of
     the released DP count over the prediction (0 for a unit not released), at most 1; 1 when
     fewer than ``USAGE_UNITS`` units are predicted that high. A corpus of everyday English
-    releases nearly all of them, at about their predicted counts (about 1); a corpus of package
-    summaries or code leaves most English words unused (about 0.1), and its tail is not the
-    list's words, so the prior's counts are scaled by it. Post-processing of the release and
-    the public list."""
+    releases nearly all of them, at about their predicted counts (about 1); package summaries
+    or code write most English words far less often than the list predicts (0.1 to 0.4), and
+    their tail is not the list's words, so the prior's counts are scaled by it. Post-processing
+    of the release and the public list."""
     ratios = [released.get(u, 0.0) / p for u, p in predicted.items()
               if p >= USAGE_FROM * smallest]
     if len(ratios) < USAGE_UNITS:
