@@ -55,6 +55,26 @@ def test_basic_and_tight_composition():
     assert mixed.total()[:2] == (1.5, pytest.approx(1.1e-6))
 
 
+def test_zcdp_composition_of_a_gaussian_and_zcdp_counts():
+    """A Gaussian selection beside zCDP counts: ρ adds (1/(2σ²) + ρ_counts), converted at the
+    noise parts' δ, plus the selection's δ_thr; it beats the basic sum, and a pair of Gaussians
+    keeps the exact PLD, which is tighter still."""
+    from dp_vocab.mechanisms.count_release import NormalisedGaussianCounts
+    sel = make_mechanism("policy_gaussian_public", epsilon=2.25, delta=7.5e-6,
+                         max_items_per_user=1000).stage()
+    counts = NormalisedGaussianCounts(0.75, 2.5e-6).stage()
+    assert counts.noise == "zcdp" and sel.zcdp() == pytest.approx(1 / (2 * sel.noise_multiplier ** 2))
+    eps, delta, how = Ledger([sel, counts]).total()
+    assert how.startswith("zCDP") and delta == pytest.approx(1e-5)
+    assert eps == pytest.approx(zcdp_epsilon(sel.zcdp() + counts.rho, 3.75e-6 + 2.5e-6), rel=1e-12)
+    assert 2.4 < eps < 2.6   # basic: 3
+    gau = make_mechanism("policy_gaussian", epsilon=1.0, delta=1e-6).stage()
+    assert "PLD" in Ledger([gau, gau]).total()[2]
+    assert Ledger([gau, gau]).zcdp()[0] > Ledger([gau, gau]).total()[0]
+    # a stage with no additive noise part leaves only the basic sum
+    assert Ledger([sel, Stage("c", "x", 0.5, 1e-7)]).zcdp() is None
+
+
 def test_budget_check_message():
     st = make_mechanism("count_laplace", epsilon=2.0, delta=1e-5, max_items_per_user=5).stage()
     Ledger([st]).check(2.0, 1e-5)

@@ -2,6 +2,7 @@
 
 import io
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -10,11 +11,13 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
+from dp_vocab import make_mechanism
 from dp_vocab.cli import app
 from dp_vocab.cli.display import summary_table
 from dp_vocab.errors import BudgetExceededError, OutputError, ParameterError
 from dp_vocab.recipes import parse_overrides, run_recipe
 from dp_vocab.ingest.corpora.bundled import PRESETS as RECIPE_DIR, SAMPLE
+from dp_vocab.privacy.accounting import Ledger
 
 REPO = Path(__file__).resolve().parents[1]
 QUICKSTART = RECIPE_DIR / "quickstart.cfg"
@@ -292,9 +295,17 @@ def test_summary_shows_the_counts_stage_and_the_bpe_size_note(tmp_path):
                         env={"COLUMNS": "300"})   # rich's width: one line per table row
     assert res.exit_code == 0, res.output
     rows = dict(table_rows(res.output))
-    assert rows["stage 1: selection"] == "dp_vocab.policy_gaussian_public.v1: ε=2.25, δ=7.5e-06"
-    assert rows["stage 2: counts"] == "dp_vocab.normalised_gaussian_counts.v1: ε=0.75, δ=2.5e-06"
-    assert rows["total guarantee"] == "(ε=3, δ=1e-05)-DP per user (basic composition of 2 stages)"
+    # counts_share 0.25: δ split 3:1, ε in the ratio 3:1 raised together until the zCDP
+    # composition of the two Gaussian stages spends ε = 3 (their sum is more than 3)
+    sel = re.fullmatch(r"dp_vocab\.policy_gaussian_public\.v1: ε=([\d.]+), δ=7\.5e-06",
+                       rows["stage 1: selection"])
+    cnt = re.fullmatch(r"dp_vocab\.normalised_gaussian_counts\.v1: ε=([\d.]+), δ=2\.5e-06",
+                       rows["stage 2: counts"])
+    assert sel and cnt, rows
+    assert float(sel[1]) == pytest.approx(3 * float(cnt[1]), rel=1e-5)
+    assert 3.5 < float(sel[1]) + float(cnt[1]) < 3.7
+    assert rows["total guarantee"] == ("(ε=3, δ=1e-05)-DP per user (2 stages, zCDP on the noise "
+                                       "parts + Σ δ_threshold)")
     assert rows["budget"] == "ε=3, δ=1e-05 ([budget])"
     assert rows["noisy counts"].startswith("weighted users: each user's counts, clipped to 1 on "
                                            "at most 1000 of its items, scaled to L2 norm 100")
@@ -314,7 +325,7 @@ def test_over_budget_with_counts_stage_fails_and_writes_nothing(tmp_path):
     recipe.write_text((RECIPE_DIR / "private-bpe.cfg").read_text(encoding="utf-8")
                       .replace("counts_share = 0.25\n", "")
                       .replace("[counts]\n", "[counts]\nepsilon = 2.0\ndelta = 1e-6\n")
-                      .replace("[mechanism]\n", "[mechanism]\nepsilon = 1.5\ndelta = 9e-6\n"),
+                      .replace("[mechanism]\n", "[mechanism]\nepsilon = 2.5\ndelta = 9e-6\n"),
                       encoding="utf-8")
     out = tmp_path / "o"
     with pytest.raises(BudgetExceededError, match="counts"):
@@ -323,8 +334,10 @@ def test_over_budget_with_counts_stage_fails_and_writes_nothing(tmp_path):
 
 
 def test_counts_share_splits_the_budget_and_is_the_only_source(tmp_path):
-    """--budget.epsilon alone scales every stage; a stage's own ε beside counts_share is an
-    error naming both, before any data is read."""
+    """--budget.epsilon alone scales every stage: δ split by the share, ε in its ratio, raised
+    together until the zCDP composition of the two Gaussian stages spends the budget (more
+    than their basic sum allows). A stage's own ε beside counts_share is an error naming both,
+    before any data is read."""
     from dp_vocab.errors import RecipeError
     from dp_vocab.recipes import plan_run
     for eps, delta in ((1.0, 1e-5), (3.0, 1e-6), (0.1, 3e-7), (7.7, 1e-9)):
@@ -332,9 +345,20 @@ def test_counts_share_splits_the_budget_and_is_the_only_source(tmp_path):
                         overrides={"budget.epsilon": eps, "budget.delta": delta,
                                    "paths.corpus": str(SAMPLE)})
         sel, counts = plan.mechanism, plan.counter
-        assert counts.epsilon == eps * 0.25 and counts.delta == delta * 0.25
-        assert sel.epsilon + counts.epsilon <= eps and sel.delta + counts.delta <= delta
-        assert sel.epsilon == pytest.approx(eps * 0.75, rel=1e-12)
+        assert counts.delta == delta * 0.25 and sel.delta + counts.delta <= delta
+        assert sel.epsilon == pytest.approx(3 * counts.epsilon, rel=1e-12)
+        assert sel.epsilon + counts.epsilon > 1.08 * eps
+        total, spent, how = plan.ledger.total()
+        assert how.startswith("zCDP") and spent <= delta * (1 + 1e-12)
+        assert eps * (1 - 1e-6) < total <= eps
+        # a little more ε for either stage would not fit
+        for stage in (0, 1):
+            more = plan.ledger.stages[:]
+            made = (make_mechanism("policy_gaussian_public", max_items_per_user=1000,
+                                   epsilon=sel.epsilon * 1.001, delta=sel.delta).stage()
+                    if stage == 0 else type(counts)(counts.epsilon * 1.001, counts.delta).stage())
+            more[stage] = made
+            assert Ledger(more).total()[0] > eps
     for key in ("counts.epsilon", "mechanism.delta"):
         with pytest.raises(RecipeError, match=f"{key}.*counts_share"):
             plan_run(RECIPE_DIR / "private-bpe.cfg", tmp_path / "x",
@@ -342,6 +366,19 @@ def test_counts_share_splits_the_budget_and_is_the_only_source(tmp_path):
     with pytest.raises(ParameterError, match="budget.counts_share"):
         plan_run(RECIPE_DIR / "private-bpe.cfg", tmp_path / "x",
                  overrides={"budget.counts_share": 1.0})
+
+
+def test_the_written_recipe_runs_again_to_the_same_release(tmp_path):
+    """recipe.cfg beside a release made with counts_share leaves out the stages' ε and δ the
+    share derives, so it runs as it stands: the same seed gives the same release."""
+    over = {"paths.corpus": str(SAMPLE), "run.seed": 5, "export.vocab_size": 600}
+    first = run_recipe(RECIPE_DIR / "private-bpe.cfg", tmp_path / "a", overrides=over)
+    written = (tmp_path / "a" / "recipe.cfg").read_text(encoding="utf-8")
+    assert "counts_share = 0.25" in written
+    again = run_recipe(tmp_path / "a" / "recipe.cfg", tmp_path / "b")
+    assert again.release.items == first.release.items
+    assert again.release.counts == first.release.counts
+    assert again.record["composition"] == first.record["composition"]
 
 
 def test_exporter_needing_counts_fails_before_reading(tmp_path):

@@ -127,7 +127,7 @@ def ledger_rows(record: dict) -> list[tuple[str, str]]:
     rows = [(f"stage {i}: {s['name']}", f"{s['mechanism']}: ε={s['epsilon']:g}, δ={s['delta']:g}")
             for i, s in enumerate(stages, 1)]
     total = comp["total"]
-    how = f"{total['method']} of {len(stages)} stages" if len(stages) > 1 else "1 stage"
+    how = f"{len(stages)} stages, {total['method']}" if len(stages) > 1 else "1 stage"
     rows.append(("total guarantee", f"(ε={total['epsilon']:g}, δ={total['delta']:g})-DP per "
                                     f"user ({how})"))
     budget = record.get("budget") or {}

@@ -9,6 +9,7 @@ Any other section, or an unknown key in ``[run]`` or ``[budget]``, is an error: 
 from __future__ import annotations
 
 import configparser
+import copy
 import dataclasses
 import json
 import math
@@ -398,6 +399,37 @@ def _apply_counts_share(cfg: Config) -> None:
     cfg["mechanism"]["delta"] = math.nextafter(delta - counts_delta, 0.0)
 
 
+def _raise_shares_together(cfg: Config, declared: tuple[float, float] | None) -> None:
+    """With [budget] counts_share, when both stages add Gaussian noise (zCDP), raise their ε
+    together, in the share's ratio, to the largest whose zCDP composition (the ledger's
+    ``Ledger.zcdp``) still fits [budget]: zCDP composes two Gaussians more tightly than the sum
+    of their ε. Their δ stay as split, so the ledger's δ is unchanged. Public inputs only."""
+    if declared is None or "counts_share" not in (cfg.get("budget") or {}):
+        return
+    eps = declared[0]
+    base = (cfg["mechanism"]["epsilon"], cfg["counts"]["epsilon"])
+
+    def composed(scale: float) -> float:
+        cfg["mechanism"]["epsilon"], cfg["counts"]["epsilon"] = (e * scale for e in base)
+        staged = resolve_sections(cfg, ("mechanism", "counts"))
+        found = Ledger(staged["mechanism"].stages() + [staged["counts"].stage("counts")]).zcdp()
+        return math.inf if found is None else found[0]
+
+    lo, hi = 1.0, 2.0
+    try:
+        if composed(lo) > eps:
+            return
+        while composed(hi) <= eps:
+            lo, hi = hi, 2.0 * hi
+        for _ in range(24):   # the stages' ε within a factor 1 + 1e-7 of the largest that fits
+            mid = 0.5 * (lo + hi)
+            lo, hi = (mid, hi) if composed(mid) <= eps else (lo, mid)
+    except (ParameterError, RecipeError):   # reported where the sections resolve; lo fits
+        pass
+    finally:
+        cfg["mechanism"]["epsilon"], cfg["counts"]["epsilon"] = (e * lo for e in base)
+
+
 def _takes_delta(counts_name) -> bool:
     import inspect
     from ..registry import registry
@@ -465,6 +497,7 @@ def plan_run(recipe, output, overrides: dict[str, Any] | None = None,
     inputs = _input_paths(recipe, cfg)
     check_output_dir(output, force, inputs, _searched_folders(cfg))
     declared = declared_budget(cfg)
+    _raise_shares_together(cfg, declared)
     staged = resolve_sections(cfg, ("mechanism", "counts"))
     mechanism, counter = staged["mechanism"], staged.get("counts")
     for name, made in (("mechanism", mechanism), ("counts", counter)):
@@ -566,9 +599,21 @@ def write(plan: Plan, release: Release, record: dict) -> tuple[list[str], dict]:
             notes += exported.notes
         record = {**record, "export_notes": notes}
         write_json(tmp / "privacy.json", record)
-        (tmp / "recipe.cfg").write_text(plan.cfg.to_str() + "\n", encoding="utf-8")
+        (tmp / "recipe.cfg").write_text(_as_written(plan.cfg).to_str() + "\n", encoding="utf-8")
         files += ["privacy.json", "recipe.cfg"]
     return files, record
+
+
+def _as_written(cfg: Config) -> Config:
+    """The recipe to write beside the release: with [budget] counts_share, the stages' ε and δ
+    it derives are left out, so that the file runs again as it stands."""
+    if "counts_share" not in (cfg.get("budget") or {}):
+        return cfg
+    out = Config(copy.deepcopy(dict(cfg)))
+    for name in ("mechanism", "counts"):
+        for key in ("epsilon", "delta"):
+            out[name].pop(key, None)
+    return out
 
 
 def run_recipe(recipe, output, overrides: dict[str, Any] | None = None, force: bool = False,
