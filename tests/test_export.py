@@ -1030,6 +1030,18 @@ def test_public_words_of_the_scripts_the_release_holds():
         # every listed word the pipeline makes this unit of, or splits into it, counts
         f = sum(f * gpt2(lead + w).count(unit) for w, f in _first_words(lang, SCRIPT_WORDS))
         assert out[unit] == pytest.approx(min(50_000.0, f * share * total), rel=1e-12)
+    # a released unit in a script brings only the list's units whose count reaches 1, not
+    # the whole list at 1 each (share 1e-6: none; share 1%: the most frequent); WordPiece's
+    # table keeps every word
+    for count in (2.0, 20_000.0):
+        few = {"Ġcollege": 1_000_000.0, ".": 999_999.0, ru: count}
+        kept = prior.fill(few, gpt2, 800, _byte_level_text)
+        every = prior.fill(few, gpt2, 800, _byte_level_text, every_script_word=True)
+        cyrillic = [u for u in every if u not in few and ("Ð" in u or "Ñ" in u)]
+        assert len(cyrillic) > 300 and all(every[u] >= 1.0 for u in cyrillic)
+        assert all(kept[u] == every[u] >= 1.0 for u in cyrillic if u in kept)
+        n = sum(u in kept for u in cyrillic)
+        assert n == 0 if count == 2.0 else 0 < n < len(cyrillic) / 2
     assert prior.script_lists({"Ġcollege": 5.0}, gpt2, _byte_level_text) == []
     assert PublicPrior("wordfreq:ru", words=10).script_lists({ru: 5.0}, gpt2,
                                                              _byte_level_text) == []

@@ -124,13 +124,16 @@ class PublicPrior:
         return out
 
     def fill(self, units: Mapping[str, float], units_of, new_characters: int,
-             text_of=None) -> dict[str, float]:
+             text_of=None, every_script_word: bool = False) -> dict[str, float]:
         """``units`` with the listed words that are not released, and the words of the
         ``script_lists`` of the scripts the released units are written in (``text_of``: a
         unit's text, for byte-level units), made of characters the released units or
         printable ASCII hold or of the new characters ``_new_characters`` picks (at most
         ``new_characters``). A word the pipeline splits counts for each of its units (BERT
-        makes each CJK ideograph a word of its own)."""
+        makes each CJK ideograph a word of its own). A script list's unit enters only when its
+        count is 1 or more: a few released units in a script do not bring its whole list in at
+        1 each, unless ``every_script_word`` (WordPiece, which reads a character it lacks as
+        the unknown token, keeps each word's characters in the table)."""
         out = {u: float(c) for u, c in units.items() if c > 0}
         if not out:
             return out
@@ -145,17 +148,23 @@ class PublicPrior:
         scripts = self.script_lists(out, units_of, text_of or (lambda u: u))
         own = max(0.0, 1.0 - sum(share for _, share in scripts))
         alphabet |= _new_characters([(listed, own), *scripts], alphabet, new_characters)
-        tables += scripts
         prior: Counter = Counter()   # a word the pipeline splits counts for each of its units
-        for made_of, share in tables:
+        own_units: set[str] = set()
+        for i, (made_of, share) in enumerate(tables + scripts):
             for made, f in made_of:
                 if alphabet.issuperset("".join(made)):
                     for unit in made:
                         prior[unit] += f * share
+                        if i < len(tables):
+                            own_units.add(unit)
         usage = usage_ratio({u: f * total for u, f in prior.items()}, out, smallest)
         for unit, f in prior.items():
             if unit not in out:
-                out[unit] = max(1.0, usage * min(smallest, f * total))
+                count = usage * min(smallest, f * total)
+                # a script list enters at its share of the release: a few released units
+                # in a script must not bring its whole list in at count 1 each
+                if count >= 1.0 or unit in own_units or every_script_word:
+                    out[unit] = max(1.0, count)
         return out
 
     def script_lists(self, released: Mapping[str, float], units_of, text_of) -> list[tuple]:
