@@ -148,8 +148,10 @@ class PublicPrior:
         scripts = self.script_lists(out, units_of, text_of or (lambda u: u))
         own = max(0.0, 1.0 - sum(share for _, share in scripts))
         alphabet |= _new_characters([(listed, own), *scripts], alphabet, new_characters)
+        if every_script_word:
+            tables, scripts = tables + scripts, []
         prior: Counter = Counter()   # a word the pipeline splits counts for each of its units
-        own_units: set[str] = set()
+        own_units: set[str] = set()   # units of tables entered at 1 or more, whatever their count
         for i, (made_of, share) in enumerate(tables + scripts):
             for made, f in made_of:
                 if alphabet.issuperset("".join(made)):
@@ -163,7 +165,7 @@ class PublicPrior:
                 count = usage * min(smallest, f * total)
                 # a script list enters at its share of the release: a few released units
                 # in a script must not bring its whole list in at count 1 each
-                if count >= 1.0 or unit in own_units or every_script_word:
+                if count >= 1.0 or unit in own_units:
                     out[unit] = max(1.0, count)
         return out
 
