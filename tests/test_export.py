@@ -295,6 +295,24 @@ def test_released_parts_of_text_without_spaces_are_byte_level_units_of_their_own
     assert pair in tokens and "".join(tokens) == byte_level("是工具")
 
 
+def test_a_character_alone_enters_unigrams_table_at_the_floor():
+    """A ``_parts`` item of one character outside ASCII counts the users who write it anywhere,
+    not the times it stands alone: Unigram (whose scores are shares of the table) takes it at
+    ``count_floor``; words and ASCII parts keep their DP counts (byte-level BPE keeps a
+    character's count: it adds only the merge of its bytes, as the test above shows)."""
+    counts = {"▁café": 900.0, "é": 5000.0, "д": 700.0, ",": 400.0, "▁the": 3000.0}
+    items = {"tokenizer": "hf_pre_tokenizer", "kind": "metaspace_parts", "nfkc": True,
+             "lowercase": False}
+    rel = Release(items=sorted(counts), mechanism="test", params={}, epsilon=1.0, delta=1e-5,
+                  randomness={"mode": "os"}, privacy={}, counts=counts,
+                  counts_info={"noise": "discrete_gaussian", "scale": 10.0})
+    floor = count_floor(rel)
+    assert 0 < floor < 400
+    unigram = HFTokenizerExporter(model="unigram", style="sentencepiece", vocab_size=300)
+    assert unigram.training_units(rel, sorted(counts), items) == {
+        **counts, "é": floor, "д": floor}
+
+
 def test_bpe_and_unigram_need_counts(tmp_path):
     with pytest.raises(ParameterError, match="counts"):
         HFTokenizerExporter(model="bpe").export(release(False), tmp_path, {"items": ITEMS})

@@ -7,7 +7,8 @@ from hypothesis import strategies as st
 from dp_vocab.errors import ParameterError
 from dp_vocab.ingest.text.items import ItemExtractor
 from dp_vocab.ingest.text.tokenizers import (HFPreTokenizer, RegexTokenizer, SpacyTokenizer,
-                                             byte_level, metaspace_parts, unspaced_parts)
+                                             byte_level, metaspace_parts, unspaced_parts,
+                                             wide_characters)
 
 
 def test_regex_default_words_and_punctuation():
@@ -74,11 +75,13 @@ def _parts_by_hand(unit: str) -> list[str]:
 def test_metaspace_parts_of_any_text_spell_their_unit(text):
     """Hostile text (line breaks, a literal ▁, underscores, combining marks, emoji): the items
     are the units, then each unit's parts, which are those of a plain run-by-run reading and
-    spell their unit."""
+    spell their unit, then the characters outside ASCII that are not items already."""
     units = HFPreTokenizer("metaspace")(text)
     items = HFPreTokenizer("metaspace_parts")(text)
     parts = [metaspace_parts(u) for u in units]
-    assert items == units + [p for ps in parts for p in ps]
+    made = units + [p for ps in parts for p in ps]
+    wide = [ch for ch in dict.fromkeys(text) if ch in "▁é\u0301\u093f😀" and ch not in made]
+    assert items == made + wide
     for unit, ps in zip(units, parts):
         assert ps == _parts_by_hand(unit)
         assert not ps or "".join(ps) == unit
@@ -89,7 +92,7 @@ def test_combining_marks_stay_with_their_letters():
     assert metaspace_parts("▁हिन्दी-भाषा") == ["▁हिन्दी", "-भाषा"]
 
 
-@pytest.mark.parametrize("kind", ["metaspace_parts", "byte_level_parts"])
+@pytest.mark.parametrize("kind", ["metaspace_parts", "byte_level_parts", "bert_parts"])
 def test_parts_refuse_n_grams(kind):
     """Parts follow the units they come from: consecutive items are not consecutive words."""
     with pytest.raises(ParameterError, match=f"n_max: expected 1 with kind = \"{kind}\""):
@@ -99,7 +102,8 @@ def test_parts_refuse_n_grams(kind):
 def test_text_without_spaces_gives_its_characters_and_pairs_of_characters():
     """A Chinese or Japanese clause is one unit: its runs of two or more ideographs or kana
     also give each character and each adjacent pair (byte-level parts; Metaspace's parts are
-    only those between marks); a lone one and other scripts give nothing."""
+    those between marks, then each character alone); a lone one and other scripts give
+    nothing."""
     assert unspaced_parts("用于Python的工具库。カタカナ") == [
         "用", "于", "用于", "的", "工", "具", "库", "的工", "工具", "具库",
         "カ", "タ", "カ", "ナ", "カタ", "タカ", "カナ"]
@@ -109,14 +113,33 @@ def test_text_without_spaces_gives_its_characters_and_pairs_of_characters():
     assert HFPreTokenizer("byte_level_parts")(text) == HFPreTokenizer("byte_level")(text) + [
         byte_level(p) for p in ["的", "工", "具", "库", "的工", "工具", "具库", "一", "个", "一个"]]
     assert HFPreTokenizer("metaspace_parts")(text) == [
-        "▁Python的工具库,", "▁一个", "▁test", "▁Python的工具库", ","]
+        "▁Python的工具库,", "▁一个", "▁test", "▁Python的工具库", ",", *"的工具库一个"]
+
+
+def test_each_character_outside_ascii_is_an_item_of_its_own():
+    """The parts kinds also hold each distinct character outside ASCII (white space aside)
+    that is not an item already, once, in the order it first appears: the letters of a
+    Russian word, an accented letter, a dash, an emoji."""
+    text = "Пакет для café — 🚀\u00a0x"
+    assert wide_characters(text) == [*"Пакетдляé", "—", "🚀"]
+    assert wide_characters("plain ASCII") == []
+    assert HFPreTokenizer("byte_level_parts")(text) == HFPreTokenizer("byte_level")(text) + [
+        byte_level(ch) for ch in [*"Пакетдляé", "—", "🚀"]]
+    assert HFPreTokenizer("metaspace_parts")(text) == HFPreTokenizer("metaspace")(text) + [
+        *"Пакетдляé", "—", "🚀"]
+    # BERT makes an ideograph, a dash and an accented word units already
+    assert HFPreTokenizer("bert_parts")("пакет, é — 的") == [
+        "пакет", ",", "é", "—", "的", *"пакет"]
+    assert HFPreTokenizer("bert_parts").describe() == {
+        "tokenizer": "hf_pre_tokenizer", "kind": "bert_parts"}
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.text(alphabet=st.sampled_from("a 的工具ア\n\u3000，é😀\x00\x7f\u0100"), max_size=30))
 def test_byte_level_parts_are_gpt2_units_of_the_runs(text):
     """``byte_level`` is GPT-2's byte-to-character map (as ``tokenizers`` writes it), and
-    the parts are the runs' characters and pairs, read here run by run."""
+    the parts are the runs' characters and pairs, read here run by run, then the other
+    characters outside ASCII (``\u3000`` is white space)."""
     import itertools
     from tokenizers import pre_tokenizers
     whole = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
@@ -127,8 +150,9 @@ def test_byte_level_parts_are_gpt2_units_of_the_runs(text):
         if unspaced and len(run) > 1:
             by_hand += [*run, *(run[i:i + 2] for i in range(len(run) - 1))]
     assert unspaced_parts(text) == by_hand
+    wide = [ch for ch in dict.fromkeys(text) if ch in "的工具ア，é😀\u0100" and ch not in by_hand]
     assert HFPreTokenizer("byte_level_parts")(text) == \
-        HFPreTokenizer("byte_level")(text) + [byte_level(p) for p in by_hand]
+        HFPreTokenizer("byte_level")(text) + [byte_level(p) for p in by_hand + wide]
 
 
 def test_normalisation():

@@ -106,6 +106,7 @@ def _items_pre_tokenizer(items: dict):
         return {"whitespace": pre_tokenizers.Whitespace,
                 "whitespace_split": pre_tokenizers.WhitespaceSplit,
                 "bert": bert_pre_tokenizer,
+                "bert_parts": bert_pre_tokenizer,
                 "byte_level": bert_pre_tokenizer,
                 "byte_level_parts": bert_pre_tokenizer,
                 "metaspace": pre_tokenizers.WhitespaceSplit,
@@ -314,7 +315,8 @@ class HFTokenizerExporter:
         the item itself when the extraction used that pre-tokenizer (the recommended recipes
         do; the ``_parts`` kinds' items are units and parts of them), else the units
         of the item's text after a space (a word's usual place); each unit at least at
-        ``count_floor``."""
+        ``count_floor``, and for Unigram a ``_parts`` item of one character outside ASCII at
+        it."""
         counts = release.counts or {}
         floor = count_floor(release)
 
@@ -330,6 +332,12 @@ class HFTokenizerExporter:
                and items.get("kind") in {"byte_level": BYTE_LEVEL_KINDS,
                                          "metaspace": ("metaspace", "metaspace_parts"),
                                          }.get(self.style.pieces, ()))
+        if own and self.model == "unigram" and items["kind"].endswith("_parts"):
+            # a character alone (``wide_characters``) counts the users who write it anywhere,
+            # not the times it stands alone: a Unigram piece's score is its share of the table,
+            # so at that count it would outscore the words holding it
+            return {w: floor if len(w) == 1 and not w.isascii() else max(count(w), floor)
+                    for w in words}
         if own:
             return {w: max(count(w), floor) for w in words}
         pre = self._pre_tokenizer(items)

@@ -76,8 +76,8 @@ def _cut_run(m: re.Match) -> str:
     return " ".join(run[i:i + MAX_RUN] for i in range(0, len(run), MAX_RUN))
 
 
-HF_PRE_TOKENIZERS = ("whitespace", "whitespace_split", "bert", "byte_level", "byte_level_parts",
-                     "metaspace", "metaspace_parts")
+HF_PRE_TOKENIZERS = ("whitespace", "whitespace_split", "bert", "bert_parts", "byte_level",
+                     "byte_level_parts", "metaspace", "metaspace_parts")
 METASPACE = "\u2581"
 
 
@@ -138,6 +138,16 @@ def unspaced_parts(text: str) -> list[str]:
     return out
 
 
+def wide_characters(text: str) -> list[str]:
+    """The distinct characters of ``text`` outside ASCII, white space aside, in the order they
+    first appear. Byte-level BPE writes each in two to four bytes and WordPiece reads one it
+    lacks as the unknown token, but inside words no item holds one alone: as items of their
+    own, the characters many users write are released even when no word holding them is."""
+    if text.isascii():
+        return []
+    return list(dict.fromkeys(ch for ch in text if ord(ch) > 0x7F and not ch.isspace()))
+
+
 @functools.lru_cache(maxsize=1)
 def _byte_level_map() -> dict[int, str]:
     """GPT-2's byte-to-character map (``tokenizers``' ByteLevel): printable Latin-1 bytes stand
@@ -185,15 +195,18 @@ class HFPreTokenizer:
     trainer that sees the released parts learns pieces for them. ``metaspace_parts``: each
     Metaspace unit, then its ``metaspace_parts`` (Metaspace splits only at white space, so
     links, hyphenated words and markup are whole units, but the words and marks inside them,
-    ``"://www"``, ``".com"``, ``"-based"``, are shared by many). ``byte_level_parts``: GPT-2's
-    byte-level units, then the text's ``unspaced_parts`` as byte-level units (GPT-2 splits off
-    marks, but a Chinese clause is one unit, and without learned pieces each of its
-    characters costs up to three or four byte tokens)."""
+    ``"://www"``, ``".com"``, ``"-based"``, are shared by many), then the text's
+    ``wide_characters`` that are not items already. ``byte_level_parts``: GPT-2's
+    byte-level units, then the text's ``unspaced_parts`` and its other ``wide_characters`` as
+    byte-level units (GPT-2 splits off marks, but a Chinese clause or a Russian word is one
+    unit, and without learned pieces each of its characters costs two to four byte tokens).
+    ``bert_parts``: BERT's units, then the text's ``wide_characters`` that are not units
+    already (a WordPiece vocabulary without ``ş`` reads every word holding it as unknown)."""
 
     def __init__(self, kind: str = "whitespace"):
         from tokenizers import pre_tokenizers as pt
         makers = {"whitespace": pt.Whitespace, "whitespace_split": pt.WhitespaceSplit,
-                  "bert": bert_pre_tokenizer,
+                  "bert": bert_pre_tokenizer, "bert_parts": bert_pre_tokenizer,
                   "byte_level": lambda: pt.ByteLevel(add_prefix_space=False),
                   "byte_level_parts": lambda: pt.ByteLevel(add_prefix_space=False),
                   "metaspace": pt.Metaspace, "metaspace_parts": pt.Metaspace}
@@ -211,8 +224,14 @@ class HFPreTokenizer:
         if not self._parts:
             return units
         if self._whitespace is not None:
-            return units + [part for unit in units for part in metaspace_parts(unit)]
-        return units + [byte_level(part) for part in unspaced_parts(text)]
+            units += [part for unit in units for part in metaspace_parts(unit)]
+        if self._whitespace is not None or self.kind == "bert_parts":
+            have = set(units)
+            return units + [ch for ch in wide_characters(text) if ch not in have]
+        parts = unspaced_parts(text)
+        have = set(parts)
+        parts += [ch for ch in wide_characters(text) if ch not in have]
+        return units + [byte_level(part) for part in parts]
 
     def describe(self) -> dict:
         return {"tokenizer": "hf_pre_tokenizer", "kind": self.kind}
