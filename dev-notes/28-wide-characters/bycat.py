@@ -4,6 +4,7 @@ from collections import Counter
 from tokenizers import Tokenizer
 import wordfreq
 from dp_vocab.export.trained import _first_words
+BY_SCRIPT = bool(os.environ.get("BY_SCRIPT"))
 held = pickle.load(open(os.environ.get("HELD", "pypi.pkl"), "rb"))
 priv = Tokenizer.from_file(sys.argv[1] + "/hf/tokenizer.json")
 base = Tokenizer.from_file(os.environ.get("BASE", "basep_bpe.json"))
@@ -16,7 +17,9 @@ dec = ByteLevel()
 def cat(u):
     t = dec.decode([u]).strip()
     if not t: return "space"
-    if any(ord(c) > 0x24F and c.isalpha() for c in t): return "nonlatin"
+    sc = {unicodedata.name(c, "?").split(" ")[0] for c in t if ord(c) > 0x24F and c.isalpha()}
+    if sc:   # env BY_SCRIPT=1: one class per script (every 2nd document instead of every 4th)
+        return "nl:" + "+".join(sorted(sc)) if BY_SCRIPT else "nonlatin"
     if any(c.isdigit() for c in t): return "digit"
     if not any(c.isalpha() for c in t): return "punct"
     if not t.isalpha(): return "mixed"
@@ -27,7 +30,7 @@ def cat(u):
     if t[1:] != t[1:].lower(): return "camel/caps"
     return "alpha-other"
 n = Counter(); tp = Counter(); tb = Counter()
-for t in held[::4]:
+for t in held[::2 if BY_SCRIPT else 4]:
     for u, _ in bl.pre_tokenize_str(t):
         c = cat(u); a, b = len(priv.model.tokenize(u)), len(base.model.tokenize(u))
         n[c] += 1; tp[c] += a; tb[c] += b

@@ -145,7 +145,10 @@ def wide_characters(text: str) -> list[str]:
     own, the characters many users write are released even when no word holding them is."""
     if text.isascii():
         return []
-    return list(dict.fromkeys(ch for ch in text if ord(ch) > 0x7F and not ch.isspace()))
+    return list(dict.fromkeys(_WIDE_CHARACTER.findall(text)))
+
+
+_WIDE_CHARACTER = re.compile(r"[^\x00-\x7f\s]")   # \s: what str.isspace calls white space
 
 
 @functools.lru_cache(maxsize=1)
