@@ -23,6 +23,6 @@ for v in vs:
         for u in one: counts[u] = m
     r2 = Release(items=sorted(counts), mechanism=rel.mechanism, params={}, epsilon=3, delta=1e-5,
                  randomness={}, privacy={}, counts=counts, counts_info=rel.counts_info)
-    tok = HFTokenizerExporter(model="unigram", style="sentencepiece", vocab_size=32000, public_prior="wordfreq:en").build(r2, items)
+    tok = HFTokenizerExporter(model=os.environ.get("MODEL","unigram"), style=os.environ.get("STYLE","sentencepiece"), vocab_size=32000, public_prior="wordfreq:en").build(r2, items)
     s = tokenizer_scores(tok, held)
     print(f"{out} {v}: ratio {s['tokens_per_word']/b['tokens_per_word']:.4f} unk {100*s['unknown_rate']:.3f}%", flush=True)
