@@ -332,14 +332,13 @@ class HFTokenizerExporter:
                and items.get("kind") in {"byte_level": BYTE_LEVEL_KINDS,
                                          "metaspace": ("metaspace", "metaspace_parts"),
                                          }.get(self.style.pieces, ()))
-        if own and self.model == "unigram" and items["kind"].endswith("_parts"):
+        if own:
             # a character alone (``wide_characters``) counts the users who write it anywhere,
             # not the times it stands alone: a Unigram piece's score is its share of the table,
             # so at that count it would outscore the words holding it
-            return {w: floor if len(w) == 1 and not w.isascii() else max(count(w), floor)
-                    for w in words}
-        if own:
-            return {w: max(count(w), floor) for w in words}
+            alone = self.model == "unigram" and items["kind"].endswith("_parts")
+            return {w: floor if alone and len(w) == 1 and not w.isascii()
+                    else max(count(w), floor) for w in words}
         pre = self._pre_tokenizer(items)
         units: dict[str, float] = {}
         for w in words:

@@ -138,6 +138,9 @@ def unspaced_parts(text: str) -> list[str]:
     return out
 
 
+_WIDE_CHARACTER = re.compile(r"[^\x00-\x7f\s]")   # \s: what str.isspace calls white space
+
+
 def wide_characters(text: str) -> list[str]:
     """The distinct characters of ``text`` outside ASCII, white space aside, in the order they
     first appear. Byte-level BPE writes each in two to four bytes and WordPiece reads one it
@@ -146,9 +149,6 @@ def wide_characters(text: str) -> list[str]:
     if text.isascii():
         return []
     return list(dict.fromkeys(_WIDE_CHARACTER.findall(text)))
-
-
-_WIDE_CHARACTER = re.compile(r"[^\x00-\x7f\s]")   # \s: what str.isspace calls white space
 
 
 @functools.lru_cache(maxsize=1)
