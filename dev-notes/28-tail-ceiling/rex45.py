@@ -1,5 +1,6 @@
 """Re-export saved releases with prior variants; exact comparisons (NON-PRIVATE dev analysis).
-python rex45.py MODEL BASE OUT[,OUT] VARIANT[,VARIANT]"""
+python rex45.py MODEL BASE OUT[,OUT] VARIANT[,VARIANT]; variants: shipped | none (this copy of fill, one ratio) |
+per_list (each list its own usage ratio) | scripts_u1 (script lists at ratio 1); env VERBOSE=1 prints the ratios"""
 import sys, os, pickle
 sys.path.insert(0, "SCRATCH_PREV")
 from rex import load
@@ -41,6 +42,8 @@ def fill(self, units, units_of, new_characters, text_of=None, every_script_word=
         prior.update(p)
     if v == "per_list":
         ratios = [usage_ratio({u: f * total for u, f in p.items()}, out, smallest) for p in priors]
+    elif v == "scripts_u1":   # the English ratio for the own list, 1 for every script list
+        ratios = [usage_ratio({u: f * total for u, f in prior.items()}, out, smallest)] + [1.0] * (len(priors) - 1)
     else:
         r = usage_ratio({u: f * total for u, f in prior.items()}, out, smallest)
         ratios = [r] * len(priors)

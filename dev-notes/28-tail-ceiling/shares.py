@@ -23,9 +23,6 @@ orig_u = trained.usage_ratio
 def ur(*a):
     r = orig_u(*a); print("usage", r); return r
 trained.usage_ratio = ur
-ex._trained_model(rel, ex.words if hasattr(ex, "words") else sorted(rel.items), items) if False else None
-import dp_vocab.export.hf as H
-H.usage_ratio = ur if hasattr(H, "usage_ratio") else None
 tok = ex.build(rel, items)
 v = tok.get_vocab()
 from dp_vocab.export.hf import _byte_level_text
