@@ -293,6 +293,47 @@ def _released_item_with(d, text):
     return run(recipe(d, str(d / "c.jsonl"), tokenizer_args='pattern = "[^ ]+"'), "-o", "{out}")
 
 
+# characters a careless or hostile writer puts in text: zero-width and joiner marks, a combining
+# accent alone and on a letter, a ligature, emoji with a skin tone and a flag, a line separator,
+# bidi overrides, a letter NFKC splits, Cyrillic and ideographs
+HOSTILE_CHARACTERS = ("zero\u200bwidth \u200djoin e\u0301 lone \u0301 \ufb01ne 👍🏾 🇫🇷 "
+                      "line\u2028sep \u202eevil\u202c \u0149 Привет 中文字")
+
+
+def _tokenizer_recipe_on_characters(name: str):
+    """A shipped tokenizer recipe (each extracts with a ``_parts`` kind) on 300 users who all
+    write ``HOSTILE_CHARACTERS``. A two-word public list and no public prior keep the run short
+    (neither is hostile input; the prior's table is the slow part of an export)."""
+    def make(d):
+        with open(d / "c.jsonl", "w", encoding="utf-8") as f:
+            for i in range(300):
+                f.write(json.dumps({"user": f"u{i}", "text": HOSTILE_CHARACTERS}) + "\n")
+        (d / "p.txt").write_text("the\nline\n", encoding="utf-8")
+        return run(name, "-o", "{out}", "--paths.corpus", str(d / "c.jsonl"),
+                   "--mechanism.public_items", str(d / "p.txt"), "--export.vocab_size", "600",
+                   "--export.public_prior", "null")
+    return make
+
+
+def _moved_tokenizer_reads_characters(exact: bool):
+    """The exported ``hf/`` loads after a move, with ``tokenizers`` and ``AutoTokenizer`` alike,
+    and decodes the characters (byte-level BPE exactly: it has no normaliser)."""
+    def check(out: Path, err: str):
+        import shutil
+        from tokenizers import Tokenizer
+        from transformers import AutoTokenizer
+        moved = out.parent.parent / "moved"
+        shutil.copytree(out / "hf", moved)
+        tok, auto = Tokenizer.from_file(str(moved / "tokenizer.json")), \
+            AutoTokenizer.from_pretrained(str(moved))
+        ids = tok.encode(HOSTILE_CHARACTERS, add_special_tokens=False).ids
+        assert ids and auto(HOSTILE_CHARACTERS, add_special_tokens=False)["input_ids"] == ids
+        decoded = tok.decode(ids)
+        # WordPiece's BERT normaliser lower-cases
+        assert decoded == HOSTILE_CHARACTERS if exact else "привет" in decoded.lower(), decoded
+    return check
+
+
 def _ok_vocab(expect: set):
     def check(out: Path, err: str):
         vocab = set((out / "vocab.txt").read_text(encoding="utf-8").splitlines())
@@ -504,6 +545,12 @@ CASES = [
            '[export]\n@exporters = "dp_vocab.hf_tokenizer.v1"\nmodel = "bpe"\nvocab_size = -5')
          + ["--budget.epsilon", "4", "--mechanism.epsilon", "3"],
          message=r"vocab_size"),
+    Case("characters-private-bpe", _tokenizer_recipe_on_characters("private-bpe"), code=0,
+         check=_moved_tokenizer_reads_characters(exact=True)),
+    Case("characters-private-wordpiece", _tokenizer_recipe_on_characters("private-wordpiece"),
+         code=0, check=_moved_tokenizer_reads_characters(exact=False)),
+    Case("characters-private-unigram", _tokenizer_recipe_on_characters("private-unigram"),
+         code=0, check=_moved_tokenizer_reads_characters(exact=False)),
 ]
 
 
