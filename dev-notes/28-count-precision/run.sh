@@ -32,3 +32,4 @@ $P -u SCRATCH/cov.py out_ugcr3 SCRATCH_WIDE/base_r_unigram.json reddit.pkl unigr
 $P -u SCRATCH/cov.py out_ugr1new SCRATCH_WIDE/base_r_unigram.json reddit.pkl unigram c0.9995
 $P -u SCRATCH/cov.py out_pc3 basep_bpe.json pypi.pkl bpe c0.9995
 $P -u SCRATCH/cov.py out_pcr3 baser_bpe.json reddit.pkl bpe c0.9995
+$P -u SCRATCH/wcnt.py out_pc3 pypi_train.jsonl pypi.pkl basep_bpe.json 10000 1,0.25 1,2
