@@ -216,6 +216,25 @@ def test_trained_models_reach_the_size_the_counts_support(tmp_path, model, style
     assert made(fewer, "fewer") == (fewer, [])
 
 
+@pytest.mark.parametrize("model,style", [("wordpiece", "bert"), ("unigram", "sentencepiece")])
+def test_a_trained_tokenizer_larger_than_asked_says_it_keeps_its_alphabet(tmp_path, model,
+                                                                          style):
+    """At the least size accepted, a trained WordPiece or Unigram still holds its alphabet
+    (and Unigram its byte pieces): the note says so and asks for more, not for fewer items."""
+    specials = len(HFTokenizerExporter(model=model, style=style).special_tokens)
+    least = specials + (256 if model == "unigram" else 1)
+    exp = HFTokenizerExporter(model=model, style=style, vocab_size=least)
+    [note] = exp.export(release(), tmp_path, {"items": ITEMS}).notes
+    size = Tokenizer.from_file(str(tmp_path / "hf" / "tokenizer.json")).get_vocab_size()
+    assert size > least
+    assert note.startswith(f"hf/tokenizer.json has {size:,} tokens, not the requested "
+                           f"vocab_size = {least:,}: the tokenizer keeps every character of "
+                           f"its training table")
+    assert f"{specials} special token(s), whatever size is asked for. Ask for more than " \
+           f"{size:,} (export.vocab_size)" in note
+    assert "release more items" not in note and "set export.vocab_size =" not in note
+
+
 def test_unigram_is_trained_on_the_dp_counts(tmp_path):
     """Unigram's trainer scores pieces by the DP counts: with "college" far more frequent than
     "stanford(s)", ▁college scores higher; with the counts reversed, ▁stanford does."""
@@ -385,6 +404,7 @@ def test_classic_files_build_the_same_model(tmp_path, model):
     ({"model": "wordpiece", "style": "gpt2"}, "export.style"),
     ({"model": "bpe", "vocab_size": -5}, "export.vocab_size"),
     ({"model": "bpe", "vocab_size": 100}, "export.vocab_size"),   # < 256 bytes + specials
+    ({"model": "unigram", "vocab_size": 10}, "export.vocab_size"),   # < 256 byte pieces + specials
     ({"vocab_size": "big"}, "export.vocab_size"),
     ({"special_tokens": "[UNK]"}, "export.special_tokens"),
     ({"special_tokens": [""]}, "export.special_tokens"),
@@ -397,6 +417,20 @@ def test_hf_parameters_checked_at_construction(kwargs, field):
         HFTokenizerExporter(**kwargs)
 
 
+def test_the_least_vocab_size_is_the_special_tokens_and_the_byte_tokens():
+    """Byte-level BPE and Unigram (byte fallback) always hold 256 byte tokens besides their
+    special tokens: the least size accepted is that, and the error says why."""
+    for model in ("bpe", "unigram"):
+        specials = len(HFTokenizerExporter(model=model).special_tokens)
+        assert HFTokenizerExporter(model=model, vocab_size=specials + 256).vocab_size \
+            == specials + 256
+        with pytest.raises(ParameterError, match="256 byte tokens"):
+            HFTokenizerExporter(model=model, vocab_size=specials + 255)
+    specials = len(HFTokenizerExporter(model="wordpiece").special_tokens)
+    assert HFTokenizerExporter(model="wordpiece", vocab_size=specials + 1).vocab_size \
+        == specials + 1
+
+
 def test_style_picks_the_model_and_model_picks_the_style():
     assert HFTokenizerExporter(style="gpt2").model == "bpe"
     assert HFTokenizerExporter(style="t5").model == "unigram"
@@ -407,6 +441,7 @@ def test_style_picks_the_model_and_model_picks_the_style():
 
 @pytest.mark.parametrize("recipe,override,field", [
     ("private-bpe.cfg", {"export.vocab_size": -5}, "export.vocab_size"),
+    ("private-unigram.cfg", {"export.vocab_size": 10}, "export.vocab_size"),
     ("spacy-vocab.cfg", {"export.spacy.lang": "zz"}, "export.spacy.lang"),
     ("private-unigram.cfg", {"export.style": "bert"}, "export.style"),
     ("private-wordpiece.cfg", {"export.model_max_length": 0}, "export.model_max_length"),
@@ -856,6 +891,21 @@ def test_model_card_names_the_model_the_noise_and_its_own_files():
                                                                  "like src.json", 10, [])
 
 
+def test_model_card_of_a_seeded_run_says_it_is_not_for_release():
+    """A seeded run's noise can be recomputed from its seed: its card says so, in the
+    Guarantee section, and a run with the operating system's randomness carries no warning."""
+    from dp_vocab.export.model_card import model_card
+    record = {"guarantee": {"epsilon": 3.0, "delta": 1e-5}, "released_items": 12345,
+              "randomness": {"mode": "seeded (not for release)", "seed": 7}}
+    card = model_card(record, "bpe", "gpt2 style", 8000, [])
+    guarantee = card.split("## Guarantee")[1].split("## Inputs")[0]
+    assert "**Not for release: a seeded run** (`run.seed = 7`)" in guarantee
+    assert "- Released: 12,345 items" in guarantee
+    for mode in ({"mode": "os"}, None):
+        record["randomness"] = mode
+        assert "Not for release" not in model_card(record, "bpe", "gpt2 style", 8000, [])
+
+
 def test_punctuated_forms_only_where_the_pre_tokenizer_keeps_marks_in_the_unit():
     """Metaspace keeps a word's marks in its unit (▁word., ▁(word): each unit of letters gets
     its full stop and comma forms, where the table lacks them, at the mark's share of the
@@ -1066,3 +1116,10 @@ def test_public_words_of_the_scripts_the_release_holds():
     assert {d["source"].split()[0] for d in prior.describe()} == {
         "wordfreq:en", "wordfreq:zh", "wordfreq:ja", "wordfreq:ko", "wordfreq:ru",
         "wordfreq:ar", "wordfreq:he", "wordfreq:el", "wordfreq:hi"}
+    # the model card names the lists of the scripts the release holds, not every one
+    from dp_vocab.export.trained import script_languages
+    langs = script_languages(map(_byte_level_text, ["Ġcollege", ru, "ĠÎ±", "Ġcafé", "1"]))
+    assert langs == {"ru", "el"}
+    assert [d["source"].split()[0] for d in prior.describe(langs)] == [
+        "wordfreq:en", "wordfreq:el", "wordfreq:ru"]
+    assert [d["source"].split()[0] for d in prior.describe(set())] == ["wordfreq:en"]

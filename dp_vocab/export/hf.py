@@ -36,8 +36,8 @@ from .lines import LINE_BREAK, LONE_SURROGATE, check_items_writable
 from .like import LikeSource
 from .model_card import model_card
 from ..ingest.text.tokenizers import bert_pre_tokenizer, sentencepiece_whitespace
-from .trained import (BYTE_PIECES, PublicPrior, bpe_merges, count_floor, train_model,
-                      training_counts, with_byte_pieces, with_punctuated_forms)
+from .trained import (BYTE_PIECES, PublicPrior, bpe_merges, count_floor, script_languages,
+                      train_model, training_counts, with_byte_pieces, with_punctuated_forms)
 
 MODELS = ("wordlevel", "wordpiece", "bpe", "unigram")
 # Models trained on DP counts train towards vocab_size; without counts, WordPiece and WordLevel
@@ -148,6 +148,18 @@ def _check_int(name: str, value, minimum: int, maximum: int = 2 ** 31 - 1) -> in
     return value
 
 
+def _check_vocab_size(value, specials: int, byte_tokens: bool) -> int:
+    least = specials + (256 if byte_tokens else 1)
+    if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= 2 ** 31 - 1:
+        fix = (f"A byte-level BPE or a Unigram with byte fallback always holds its {specials} "
+               f"special token(s) and 256 byte tokens." if byte_tokens else
+               f"The tokenizer holds its {specials} special token(s) and at least one other "
+               f"token.")
+        raise ParameterError("export.vocab_size", value, f"an integer from {least} to "
+                             f"{2 ** 31 - 1:,}", fix)
+    return value
+
+
 def _check_bool(name: str, value) -> bool:
     if not isinstance(value, bool):
         raise ParameterError(name, value, "true or false")
@@ -203,12 +215,15 @@ class HFTokenizerExporter:
             (self.like.special_tokens if self.like else self.style.special_tokens) + list(extra)))
         self.extra_special_tokens = [t for t in self.special_tokens
                                      if t not in self.style.special_tokens]
-        byte_level = self.like.byte_level if self.like else self.style.pieces == "byte_level"
+        # 256 tokens every tokenizer of this kind holds: byte-level BPE's alphabet, the byte
+        # pieces of a Unigram with byte fallback (every trained Unigram here has them)
+        byte_tokens = (self.like.byte_level or self.like.byte_fallback) if self.like \
+            else self.style.pieces == "byte_level" or model == "unigram"
         if vocab_size is None and model in ("bpe", "unigram"):
             vocab_size = DEFAULT_VOCAB_SIZE
         # the size asked for; None: every released item (WordPiece, WordLevel, Unigram)
-        self.vocab_size = None if vocab_size is None else _check_int(
-            "export.vocab_size", vocab_size, len(self.special_tokens) + (256 if byte_level else 1))
+        self.vocab_size = None if vocab_size is None else _check_vocab_size(
+            vocab_size, len(self.special_tokens), byte_tokens)
         self.classic_files = _check_bool("export.classic_files", classic_files)
         self._given_max_length = None if model_max_length is None else _check_int(
             "export.model_max_length", model_max_length, 1)
@@ -295,6 +310,11 @@ class HFTokenizerExporter:
         units = with_punctuated_forms(units, released, like.units_of)
         return like.retrained(training_counts(units, self.max_training_words),
                               self.vocab_size or like.size)
+
+    def _text_of(self, item: str) -> str:
+        """A released item's text (byte-level items are written in GPT-2's byte map)."""
+        byte_level = self.like.byte_level if self.like else self.style.pieces == "byte_level"
+        return _byte_level_text(item) if byte_level else item
 
     def _new_characters(self) -> int:
         """At most how many characters the public prior may add to the alphabet: 1/8 of the
@@ -459,7 +479,8 @@ class HFTokenizerExporter:
         record = (context or {}).get("record")
         if record is not None:   # a model card needs the run's privacy record
             prior = [] if self.public_prior is None or release.counts is None \
-                else self.public_prior.describe()
+                else self.public_prior.describe(
+                    script_languages(map(self._text_of, release.items)))
             if self.like is not None:
                 prior.append({**self.like.describe(),
                               "source": f"{Path(self.like.path).name} (pipeline, special "
@@ -487,6 +508,16 @@ class HFTokenizerExporter:
                 f"{requested:,}")
         more = ("for more tokens, release more items: raise [budget] epsilon or use a corpus "
                 "with more users")
+        if size > requested and release.counts is not None and self.model != "wordlevel":
+            # a trained tokenizer keeps its whole alphabet, whatever the size asked for
+            fallback = self.like.byte_fallback if self.like else self.model == "unigram"
+            kept = ["every character of its training table"
+                    + (" (each also as a ##piece)" if self.model == "wordpiece" else ""),
+                    *(["256 byte pieces"] if fallback else []),
+                    f"{len(self.special_tokens)} special token(s)"]
+            return (f"{head}: the tokenizer keeps {', '.join(kept[:-1])} and {kept[-1]}, "
+                    f"whatever size is asked for. Ask for more than {size:,} "
+                    f"(export.vocab_size) to leave places for learned pieces.")
         if self.model == "bpe":   # the trainer stops when no pair is left to merge
             merges = len(tokenizer_json["model"]["merges"])
             return (f"{head}: the {n_items:,} released items allow only {merges:,} BPE merges "

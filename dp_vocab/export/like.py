@@ -49,6 +49,11 @@ class LikeSource:
         return "ByteLevel" in json.dumps(self.spec.get("pre_tokenizer"))
 
     @property
+    def byte_fallback(self) -> bool:
+        """A Unigram that spells unknown characters in bytes: its 256 byte pieces are kept."""
+        return self.model == "unigram" and bool(self.spec["model"].get("byte_fallback"))
+
+    @property
     def unk(self) -> str | None:
         m = self.spec["model"]
         if self.model == "unigram":
@@ -78,7 +83,7 @@ class LikeSource:
         """The source with its model trained on ``units`` towards ``vocab_size``."""
         from tokenizers import Tokenizer
         m = self.spec["model"]
-        fallback = self.model == "unigram" and m.get("byte_fallback")
+        fallback = self.byte_fallback
         size = vocab_size - (len(BYTE_PIECES) if fallback else 0)
         trained = train_model(self.model, units, size, self.special_tokens,
                               self.alphabet(units), self.unk,

@@ -27,13 +27,28 @@ def _noise(stage: dict) -> str:
     return str(stage.get("noise", ""))
 
 
+def _count(x) -> str:
+    return f"{x:,}" if isinstance(x, int) and not isinstance(x, bool) else "?"
+
+
+def _seeded(record: dict) -> list[str]:
+    """A warning when the run's noise came from a seed: whoever knows the seed can take the
+    noise off, so the card must not travel without saying so."""
+    randomness = record.get("randomness") or {}
+    if randomness.get("mode", "os") == "os":
+        return []
+    return [f"- **Not for release: a seeded run** (`run.seed = {randomness.get('seed', '?')}`). "
+            "Its noise can be recomputed from the seed, so the guarantee above holds only for "
+            "a run with the operating system's randomness (`run.seed = null`, the default)."]
+
+
 def _public_inputs(record: dict) -> list[str]:
     """Public lists the run used, with their SHA-256 (from the mechanism's record)."""
     out = []
     privacy = record.get("privacy") or {}
     for key, value in privacy.items():
         if isinstance(value, dict) and "sha256" in value:
-            out.append(f"- `{value.get('source', key)}`: {value.get('items', '?')} items, "
+            out.append(f"- `{value.get('source', key)}`: {_count(value.get('items'))} items, "
                        f"SHA-256 `{value['sha256']}`")
     return out
 
@@ -73,9 +88,10 @@ def model_card(record: dict, model: str, style: str, size: int, files: list[str]
         f"- Privacy unit: the user; neighbouring datasets: {unit}.",
         f"- Total: ε = {_fmt(total.get('epsilon', eps))}, δ = {_fmt(total.get('delta', delta))}"
         f" ({total.get('method', 'as declared')}).",
-        f"- Released: {record.get('released_items', '?')} items, selected by "
+        f"- Released: {_count(record.get('released_items'))} items, selected by "
         f"`{record.get('mechanism', '?')}`"
         + (", with noisy counts" if record.get("noisy_counts") else "") + ".",
+        *_seeded(record),
         "",
         "| stage | mechanism | ε | δ | noise |",
         "|---|---|---|---|---|",
@@ -84,7 +100,7 @@ def model_card(record: dict, model: str, style: str, size: int, files: list[str]
         lines.append(f"| {s.get('name', '')} | `{s.get('mechanism', '')}` | "
                      f"{_fmt(s.get('epsilon'))} | {_fmt(s.get('delta'))} | {_noise(s)} |")
     inputs = _public_inputs(record) + [
-        f"- `{p['source']}`: {p['items']} entries, SHA-256 `{p['sha256']}`"
+        f"- `{p['source']}`: {_count(p['items'])} entries, SHA-256 `{p['sha256']}`"
         for p in (public or [])]
     lines += ["", "## Inputs", "",
               "- Private: the corpus's text, split into items by "

@@ -101,9 +101,10 @@ class PublicPrior:
     def frequencies(self) -> list[tuple[str, float]]:
         return list(_first_words(self.lang, self.words))
 
-    def describe(self) -> list[dict]:
+    def describe(self, languages=None) -> list[dict]:
         """Public facts for the model card: the list, its version and digest, and those of the
-        script lists (``script_lists``) it may add."""
+        script lists (``script_lists``) of ``languages`` (``script_languages`` of the release;
+        None: every list it may add)."""
         import hashlib
         from importlib.metadata import version
 
@@ -116,10 +117,12 @@ class PublicPrior:
         out = [{"source": f"{self.source} (wordfreq {version('wordfreq')}; the trainer's "
                           f"prior)",
                 "items": len(main), "sha256": digest(main)}]
-        for lang in sorted(set(SCRIPT_LANGUAGES.values()) - {self.lang}):
+        every = set(SCRIPT_LANGUAGES.values())
+        for lang in sorted((every if languages is None else every & set(languages))
+                           - {self.lang}):
             words = _first_words(lang, SCRIPT_WORDS)
             out.append({"source": f"wordfreq:{lang} (wordfreq {version('wordfreq')}; the "
-                                  f"trainer's prior for its script, when the release holds it)",
+                                  f"trainer's prior for its script, which the release holds)",
                         "items": len(words), "sha256": digest(words)})
         return out
 
@@ -267,6 +270,13 @@ def _new_characters(lists, alphabet: set[str], most: int) -> set[str]:
 def _most_first(weights: Mapping[str, float]) -> list[tuple[str, float]]:
     """(key, weight) pairs by weight, largest first; ties in key order (deterministic)."""
     return sorted(weights.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def script_languages(texts) -> set[str]:
+    """The languages of ``SCRIPT_LANGUAGES`` whose letters ``texts`` hold: those whose lists
+    ``PublicPrior.script_lists`` may bring in for a release of those texts."""
+    return {lang for text in texts for ch in text
+            if ord(ch) > 0x7F and (lang := _script_language(ch)) is not None}
 
 
 def _script_language(ch: str) -> str | None:
@@ -518,5 +528,5 @@ def bpe_merges(trained: dict) -> list[tuple[str, str]]:
     return [(a, b) for a, b in pairs]
 
 
-__all__ = ["BYTE_PIECES", "PublicPrior", "bpe_merges", "count_floor", "train_model", "training_counts",
-           "with_byte_pieces", "with_punctuated_forms"]
+__all__ = ["BYTE_PIECES", "PublicPrior", "bpe_merges", "count_floor", "script_languages", "train_model",
+           "training_counts", "with_byte_pieces", "with_punctuated_forms"]
