@@ -53,8 +53,15 @@ def test_a_recipe_argument_is_a_file_first_then_a_shipped_name(tmp_path, monkeyp
 
 def test_an_unknown_recipe_name_lists_the_shipped_ones(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(RecipeError, match=r"file not found.*quickstart.*dp-vocab recipes"):
+    with pytest.raises(RecipeError, match=r"file not found. Did you mean quickstart\? "
+                                          r"Give a recipe file.*quickstart.*dp-vocab recipes"):
         load_recipe("quikstart")
+    with pytest.raises(RecipeError, match=r"private-bpf\.cfg: file not found. Did you mean "
+                                          r"private-bpe\?"):
+        load_recipe("private-bpf.cfg")
+    with pytest.raises(RecipeError, match=r"file not found. Give a recipe file") as err:
+        load_recipe("zzzzzz")
+    assert "Did you mean" not in str(err.value)
     res = runner.invoke(app, ["run", "quikstart", "-o", str(tmp_path / "o")])
     assert res.exit_code == 2 and "quickstart" in res.output
     assert not (tmp_path / "o").exists()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import configparser
 import copy
 import dataclasses
+import difflib
 import json
 import math
 import os
@@ -148,9 +149,11 @@ def _located(name: str, msg: str) -> RecipeError:
 
 def _read_recipe_text(path: Path) -> str:
     if not path.is_file():
-        raise RecipeError(f"recipe {path}: file not found. Give a recipe file, or the name of "
-                          f"a shipped recipe: {', '.join(shipped_recipes())} (`dp-vocab "
-                          f"recipes` describes them)")
+        near = difflib.get_close_matches(path.name.removesuffix(".cfg"), shipped_recipes(), n=1)
+        guess = f" Did you mean {near[0]}?" if near else ""
+        raise RecipeError(f"recipe {path}: file not found.{guess} Give a recipe file, or the "
+                          f"name of a shipped recipe: {', '.join(shipped_recipes())} "
+                          f"(`dp-vocab recipes` describes them)")
     data = path.read_bytes()
     try:
         text = data.decode("utf-8")
