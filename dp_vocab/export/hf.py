@@ -142,22 +142,19 @@ def _alphabet(words, items: dict) -> list[str]:
     return sorted({ch for w in words for ch in w} | set(public))
 
 
-def _check_int(name: str, value, minimum: int, maximum: int = 2 ** 31 - 1) -> int:
+def _check_int(name: str, value, minimum: int, maximum: int = 2 ** 31 - 1,
+               fix: str | None = None) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
-        raise ParameterError(name, value, f"an integer from {minimum} to {maximum:,}")
+        raise ParameterError(name, value, f"an integer from {minimum} to {maximum:,}", fix)
     return value
 
 
 def _check_vocab_size(value, specials: int, byte_tokens: bool) -> int:
-    least = specials + (256 if byte_tokens else 1)
-    if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= 2 ** 31 - 1:
-        fix = (f"A byte-level BPE or a Unigram with byte fallback always holds its {specials} "
-               f"special token(s) and 256 byte tokens." if byte_tokens else
-               f"The tokenizer holds its {specials} special token(s) and at least one other "
-               f"token.")
-        raise ParameterError("export.vocab_size", value, f"an integer from {least} to "
-                             f"{2 ** 31 - 1:,}", fix)
-    return value
+    fix = (f"A byte-level BPE or a Unigram with byte fallback always holds its {specials} "
+           f"special token(s) and 256 byte tokens." if byte_tokens else
+           f"The tokenizer holds its {specials} special token(s) and at least one other token.")
+    return _check_int("export.vocab_size", value, specials + (256 if byte_tokens else 1),
+                      fix=fix)
 
 
 def _check_bool(name: str, value) -> bool:
