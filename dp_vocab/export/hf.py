@@ -302,7 +302,7 @@ class HFTokenizerExporter:
         released = units
         if self.public_prior is not None:
             units = self.public_prior.fill(units, like.units_of, self._new_characters(),
-                                           _byte_level_text if like.byte_level else None,
+                                           self._text_of,
                                            every_script_word=like.model == "wordpiece")
         units = with_punctuated_forms(units, released, like.units_of)
         return like.retrained(training_counts(units, self.max_training_words),
@@ -403,7 +403,7 @@ class HFTokenizerExporter:
         if self.public_prior is not None:
             weights = self.public_prior.fill(
                 weights, self._normalizer_and_pre_tokenizer(items), self._new_characters(),
-                _byte_level_text if self.style.pieces == "byte_level" else None,
+                self._text_of,
                 every_script_word=self.model == "wordpiece")
         weights = with_punctuated_forms(weights, released,
                                         self._normalizer_and_pre_tokenizer(items))

@@ -186,9 +186,8 @@ class PublicPrior:
             if count <= 0 or not any(ch.isalpha() for ch in text):
                 continue
             letters += count
-            for lang in {_script_language(ch) for ch in text if ord(ch) > 0x7F}:
-                if lang is not None and lang != self.lang:
-                    mass[lang] = mass.get(lang, 0.0) + count
+            for lang in script_languages([text]) - {self.lang}:
+                mass[lang] = mass.get(lang, 0.0) + count
         out = []
         for lang in sorted(mass):
             freq = _first_words(lang, SCRIPT_WORDS)
