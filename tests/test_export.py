@@ -598,6 +598,20 @@ def test_normalised_contributions_never_exceed_the_norm(a, scale):
         assert np.all(exact - v < 1 + 1e-9)
 
 
+def test_normalised_counts_refuse_clips_whose_squares_a_float_cannot_sum_exactly():
+    """The floor's margin needs each user's Σa² exact in float64 (below 2**53): max_count² ×
+    max_items_per_user at or above it is refused when the stage is built, before any data."""
+    from dp_vocab.bounding import EXACT_SQUARES, normalised_contributions
+    k = 1000
+    largest = math.isqrt((EXACT_SQUARES - 1) // k)
+    NormalisedGaussianCounts(1.0, 1e-6, max_items_per_user=k, max_count=largest)
+    with pytest.raises(ParameterError, match=r"counts\.max_count: expected an integer from 1 "
+                                             rf"to {largest:,} with max_items_per_user = 1,000"):
+        NormalisedGaussianCounts(1.0, 1e-6, max_items_per_user=k, max_count=largest + 1)
+    with pytest.raises(ValueError, match="below 2\\*\\*53"):
+        normalised_contributions(np.full(k, largest + 1), np.array([0, k]), 100)
+
+
 def test_count_release_calibration():
     lap = DiscreteLaplaceCounts(2.0, max_items_per_user=10, max_count=4)
     assert lap.noise_scale == pytest.approx(20.0) and lap.stage().delta == 0

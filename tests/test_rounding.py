@@ -190,3 +190,18 @@ def test_the_margin_is_what_the_code_states():
     s = c.agm_sigma(3.0, 5e-6)
     assert c.agm_delta(s, 3.0) <= 5e-6 and s == pytest.approx(1.43806929, abs=5e-8)
     assert math.isclose(c.agm_sigma(3.0, 5e-6), s, rel_tol=1e-12)
+
+
+def test_count_release_scales_never_spend_more_rho_than_recorded():
+    """The count stages' σ is rounded up: the ρ their noise gives, S²/(2σ²) in 80 digits with
+    the double σ the release draws from, is at most the ρ the ledger records."""
+    from dp_vocab.mechanisms.count_release import DiscreteGaussianCounts, NormalisedGaussianCounts
+    for eps, delta, k in GRID[::2]:
+        for scale in (1, 7, 100, 2 ** 20):
+            n = NormalisedGaussianCounts(eps, delta, max_items_per_user=k, max_count=1,
+                                         scale=scale)
+            assert mp.mpf(scale) ** 2 / (2 * mp.mpf(n.noise_scale) ** 2) <= mp.mpf(n.rho)
+        for clip in (1, 3):
+            g = DiscreteGaussianCounts(eps, delta, max_items_per_user=k, max_count=clip)
+            l2 = mp.sqrt(k) * clip
+            assert l2 ** 2 / (2 * mp.mpf(g.noise_scale) ** 2) <= mp.mpf(g.rho)

@@ -295,11 +295,20 @@ class NgramLevels(Protocol):
         ...
 
 
+# A row's sum of squared integer counts is exact in float64 below this (every partial sum an
+# integer under 2**53): what the floor's margin in ``normalised_contributions`` relies on.
+EXACT_SQUARES = 2 ** 53
+
+
 def normalised_contributions(counts: np.ndarray, indptr: np.ndarray, scale: int) -> np.ndarray:
-    """⌊S·a/‖a‖₂⌋ per row of the CSR ``indptr`` (a = ``counts``, non-negative): integers whose
-    row has L2 norm ≤ S. The quotient is shrunk by 2⁻⁴⁰ before the floor so that its
-    floating-point rounding (relative error < 2⁻⁵⁰) can never lift a cell to the next integer."""
+    """⌊S·a/‖a‖₂⌋ per row of the CSR ``indptr`` (a = ``counts``, non-negative integers, each
+    row's Σa² below ``EXACT_SQUARES``): integers whose row has L2 norm ≤ S. The quotient is
+    shrunk by 2⁻⁴⁰ before the floor so that its floating-point rounding (relative error
+    < 2⁻⁵⁰ once Σa² is exact) can never lift a cell to the next integer."""
     a = np.asarray(counts, dtype=np.float64)
+    if a.size and float(a.max()) ** 2 * int(np.diff(indptr).max()) >= EXACT_SQUARES:
+        raise ValueError("normalised_contributions: max(a)² × the longest row must be below "
+                         "2**53 (the callers' max_count and max_items_per_user bound it)")
     rows = np.repeat(np.arange(indptr.size - 1), np.diff(indptr))
     norms = np.sqrt(np.bincount(rows, weights=a * a, minlength=indptr.size - 1))
     safe = np.where(norms > 0, norms, 1.0)
@@ -399,7 +408,7 @@ def needs_item_sets() -> ParameterError:
                           "dp_vocab.ingest.extract.extract_itemsets(documents, extractor).")
 
 
-__all__ = ["BoundedSets", "normalised_contributions", "BoundedRows", "Bounding", "Input", "ItemSetData", "ItemWeights", "Listed", "NamesOf",
+__all__ = ["BoundedSets", "EXACT_SQUARES", "normalised_contributions", "BoundedRows", "Bounding", "Input", "ItemSetData", "ItemWeights", "Listed", "NamesOf",
            "MAX_ITEMS_PER_USER",
            "MISSING_RANK", "NgramCandidates", "NgramLevels", "needs_item_sets", "needs_sequences",
            "Priority", "SequenceData", "UserData", "Weighting", "bound_sets", "canonical_order", "check_key",

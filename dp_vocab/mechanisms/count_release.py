@@ -13,7 +13,7 @@ from typing import ClassVar
 import numpy as np
 
 from ..errors import ParameterError
-from ..bounding import MAX_ITEMS_PER_USER, Bounding, Priority, UserData
+from ..bounding import EXACT_SQUARES, MAX_ITEMS_PER_USER, Bounding, Priority, UserData
 from ..privacy.accounting import Stage, zcdp_rho_for
 from ..privacy.calibrate import round_up
 from ..privacy.noise import RandomSource, discrete_gaussian, discrete_laplace
@@ -123,7 +123,15 @@ class NormalisedGaussianCounts(DiscreteGaussianCounts):
                  max_count: int = 1, scale: int = 100):
         self.scale = check_positive_int(scale, "counts.scale", maximum=2 ** 20)
         super().__init__(epsilon, delta, max_items_per_user, max_count)
-        self.noise_scale = self.scale / math.sqrt(2.0 * self.rho)
+        if self.max_count ** 2 * self.max_items_per_user >= EXACT_SQUARES:
+            # the floor's safety margin needs each user's sum of squares exact in a float
+            largest = math.isqrt((EXACT_SQUARES - 1) // self.max_items_per_user)
+            raise ParameterError(
+                "counts.max_count", self.max_count,
+                f"an integer from 1 to {largest:,} with max_items_per_user = "
+                f"{self.max_items_per_user:,} (max_count² × max_items_per_user below 2**53)",
+                fix="Lower counts.max_count or counts.max_items_per_user.")
+        self.noise_scale = round_up(self.scale / math.sqrt(2.0 * self.rho))
 
     def true_sums(self, data: UserData, items: list[str], key: bytes) -> np.ndarray:
         return data.clipped_count_sums(items, key, self.bounding, self.max_count, self.scale)
