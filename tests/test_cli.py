@@ -433,13 +433,13 @@ def test_skip_mode_reports_skips_on_the_console_only(tmp_path):
     res = runner.invoke(app, ["run", str(QUICKSTART), "-o", str(out), "--paths.corpus", str(p),
                               "--corpus.on_error", "skip"])
     assert res.exit_code == 0, res.output
-    assert "skipped 1 malformed line" in res.output and "c.jsonl:11" in res.output
+    assert "skipped 1 line(s)" in res.output and "c.jsonl:11" in res.output
     assert "skipped" not in (out / "privacy.json").read_text()
     # --quiet drops progress and the summary, not the news that lines were dropped
     res = runner.invoke(app, ["run", str(QUICKSTART), "-o", str(out), "--paths.corpus", str(p),
                               "--corpus.on_error", "skip", "--force", "-q"])
     assert res.exit_code == 0, res.output
-    assert "skipped 1 malformed line" in res.output and "dp-vocab release" not in res.output
+    assert "skipped 1 line(s)" in res.output and "dp-vocab release" not in res.output
 
 
 def test_plan_reads_no_data_and_execute_does(tmp_path):

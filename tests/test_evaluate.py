@@ -301,8 +301,16 @@ def test_evaluate_scores_a_recipes_tokenizer_against_the_non_private_one(tmp_pat
     size, in the console table, results.json and report.html (all NON-PRIVATE)."""
     from dp_vocab.research.evaluation import write_report
     recipe = _small_wordpiece_recipe(tmp_path)
-    ev = evaluate(str(recipe), ["policy_gaussian"], [2.0, 8.0], holdout=0.25)
+    steps: list[str] = []
+    ev = evaluate(str(recipe), ["policy_gaussian"], [2.0, 8.0], holdout=0.25,
+                  on_step=steps.append)
     assert [r["epsilon"] for r in ev.tokenizers] == [2.0, 8.0]
+    # each long step is announced (the non-private trainer once per size it is asked for)
+    sizes = list(dict.fromkeys(r["size"] for r in ev.tokenizers))
+    assert [s for s in steps if "recipe" in s] == [
+        f"tokenizers: the recipe at ε = {e} on the training users" for e in (2, 8)]
+    assert [s.split(" tokens")[0] for s in steps if "non-private" in s] == [
+        f"tokenizers: training the non-private tokenizer of {n:,}" for n in sizes]
     for r in ev.tokenizers:
         assert r["size"] <= 400 and 1.0 <= r["tokens_per_word"] < 3.0
         assert 1.0 <= r["tokens_per_word_nonprivate"] <= r["tokens_per_word"] * 1.5

@@ -187,7 +187,7 @@ def _frame_cases():
          r"<DataFrame>:3: field 'user': expected a non-empty string or integer user id, "
          r"found null"),
         ("pandas-nan-text", lambda: _pandas(user=list("abcdef"), text=nan_text), {},
-         r"<DataFrame>:3: field 'text': empty document, found null"),
+         r"<DataFrame>:3: field 'text': expected a string, found null"),
         ("pandas-mixed-text", lambda: _pandas(user=list("abcdef"),
                                               text=TEXTS[:2] + [3] + TEXTS[3:]), {},
          r"field 'text': expected one kind of value per column"),
@@ -216,12 +216,12 @@ def _frame_cases():
                                                        text=[1.0, float("nan"), 2, 3, 4, 5]), {},
          r"field 'text': expected a column of strings, found a column of type double"),
         ("polars-null-text", lambda: _polars(user=list("abcdef"), text=none_text), {},
-         r"<DataFrame>:3: field 'text': empty document, found null"),
+         r"<DataFrame>:3: field 'text': expected a string, found null"),
         ("polars-struct-ids", lambda: _polars(user=[{"name": SECRET}] * 6, text=TEXTS), {},
          r"field 'user': expected a column of strings or integers \(user ids\), found a column "
          r"of type struct"),
         ("datasets-none-text", lambda: _dataset(user=list("abcdef"), text=none_text), {},
-         r"<Dataset>:3: field 'text': empty document, found null"),
+         r"<Dataset>:3: field 'text': expected a string, found null"),
         ("datasets-list-text", lambda: _dataset(user=list("abcdef"),
                                                 text=[[SECRET]] * 6), {},
          r"<Dataset>: field 'text': expected a column of strings, found a column of type list"),

@@ -705,7 +705,7 @@ CASES += [
                  r"id, found null\. Fix the row"),
     Case("arrow-null-text-row-31",
          _table_run("arrow", {"user": USERS, "text": TEXTS[:30] + [None] + TEXTS[31:]}),
-         message=r"c\.arrow:31: field 'text': empty document, found null"),
+         message=r"c\.arrow:31: field 'text': expected a string, found null"),
     Case("parquet-float-user-ids", _table_run("parquet", {"user": [float(i) for i in range(60)],
                                                           "text": TEXTS}),
          message=r"field 'user': .*found a column of type double; integer ids with a missing "

@@ -34,7 +34,6 @@ BAD_LINES = [
     (b'{"user": "a", "text": "ok"}\n{"user": "b"}\n', r"c.jsonl:2: field 'text': missing"),
     (b'{"text": "ok"}\n', r"c.jsonl:1: field 'user': missing"),
     (b'{"user": "a", "text": "caf\xe9"}\n', r"c.jsonl:1: not valid UTF-8"),
-    (b'{"user": "a", "text": "   "}\n', r"c.jsonl:1: field 'text': empty document"),
     (b'[1, 2]\n', r"c.jsonl:1: expected a JSON object, found a JSON list"),
     (b'{"user": null, "text": "x"}\n', r"c.jsonl:1: field 'user': expected a non-empty string"),
     (b'{"user": "a", "text": 5}\n', r"c.jsonl:1: field 'text': expected a string, found a number"),
@@ -82,6 +81,15 @@ def test_jsonl_bad_input_names_file_line_field(tmp_path, content, message):
     p.write_bytes(content)
     with pytest.raises(CorpusError, match=message):
         list(JsonlReader(p))
+
+
+def test_jsonl_empty_documents_are_skipped_not_errors(tmp_path):
+    p = tmp_path / "c.jsonl"
+    p.write_bytes(b'{"user": "a", "text": "ok"}\n{"user": "b", "text": "  \\n "}\n'
+                  b'{"user": "c", "text": ""}\n{"user": "d", "text": "fine"}\n')
+    r = JsonlReader(p)
+    assert list(r) == [("a", "ok"), ("d", "fine")]
+    assert r.skipped == 2 and r.skip_reasons[1] == f"{p}:3: field 'text': empty document, skipped"
 
 
 def test_jsonl_skip_mode_counts_and_keeps_reasons(tmp_path):

@@ -83,9 +83,7 @@ def test_bad_tables_name_file_row_and_field_never_the_value(tmp_path, kind):
         (pa.table({"user": ["a", None, "c"], "text": ["x", SECRET, "z"]}),
          r"c\.\w+:2: field 'user': expected a non-empty string or integer user id, found null"),
         (pa.table({"user": ["a", "b", "c"], "text": ["x", None, SECRET]}),
-         r"c\.\w+:2: field 'text': empty document, found null"),
-        (pa.table({"user": ["a", "b", "c"], "text": ["x", SECRET, " \u2028 "]}),
-         r"c\.\w+:3: field 'text': empty document, found only whitespace"),
+         r"c\.\w+:2: field 'text': expected a string, found null"),
         (pa.table({"user": ["a", "", "c"], "text": ["x", SECRET, "z"]}),
          r"c\.\w+:2: field 'user': .*found an empty string"),
     ]
@@ -94,6 +92,19 @@ def test_bad_tables_name_file_row_and_field_never_the_value(tmp_path, kind):
         with pytest.raises(CorpusError, match=message) as e:
             list(reader_for(kind, path, batch_rows=2))
         assert SECRET not in str(e.value)
+
+
+@pytest.mark.parametrize("on_error", ["raise", "skip"])
+def test_empty_documents_are_skipped_not_errors(tmp_path, on_error):
+    """A row of white space only holds no words (an empty __init__.py): counted as skipped,
+    with its reason, whatever on_error says; the rows around it are read."""
+    t = pa.table({"user": ["a", "b", "c", "d"], "text": ["x", "", " \u2028 ", "w"]})
+    pq.write_table(t, tmp_path / "c.parquet")
+    r = ParquetReader(tmp_path / "c.parquet", on_error=on_error)
+    assert list(r) == [("a", "x"), ("d", "w")]
+    assert r.skipped == 2
+    assert r.skip_reasons == [f"{tmp_path / 'c.parquet'}:{n}: field 'text': empty document, "
+                              f"skipped" for n in (2, 3)]
 
 
 def test_skip_mode_counts_bad_rows(tmp_path):
@@ -129,8 +140,8 @@ def test_frames_are_validated_like_files():
          r"<DataFrame>:2: field 'author': expected a non-empty string or integer user id"),
         (pd.DataFrame({"author": ["a", 7], "body": ["x", SECRET]}),
          r"field 'author': expected one kind of value per column"),
-        (pl.DataFrame({"author": ["a", "b"], "body": ["x", ""]}),
-         r"<DataFrame>:2: field 'body': empty document, found an empty string"),
+        (pl.DataFrame({"author": ["a", "b"], "body": ["x", None]}),
+         r"<DataFrame>:2: field 'body': expected a string, found null"),
         (pl.DataFrame({"author": ["a"], "text": [SECRET]}), r"field 'body': column missing"),
         (pd.DataFrame({"author": ["a"], "body": [3]}), r"field 'body': expected a column of "
          r"strings, found a column of type int64"),

@@ -312,7 +312,8 @@ def evaluate(source: Path = typer.Argument(..., metavar="CORPUS-OR-RECIPE",
             with ReadProgress() as read_prog:
                 result = run_eval(source, mechs, eps, delta=delta, repeats=repeats,
                                   max_items_per_user=d0s, mechanism_params=params, jobs=jobs,
-                                  on_run=advance, progress=read_prog.update, holdout=holdout)
+                                  on_run=advance, progress=read_prog.update, holdout=holdout,
+                                  on_step=lambda line: _print_stderr("note:", "yellow", line))
         finally:
             if task is not None:
                 configs.stop()

@@ -148,12 +148,12 @@ def print_summary(result) -> None:
 
 
 def print_skipped(result) -> None:
-    """What on_error = "skip" dropped, if anything: shown even with --quiet (a run that
-    silently lost lines would look clean)."""
+    """The lines not read, if any (empty documents; malformed lines with on_error = "skip"):
+    shown even with --quiet (a run that silently lost lines would look clean)."""
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     if result.skipped:
         err.print(f"[yellow]NON-PRIVATE operator diagnostic (stderr only, never written to the "
-                  f"output; do not publish): skipped {result.skipped} malformed line(s) "
-                  f"(on_error = \"skip\"). First:[/]")
+                  f"output; do not publish): skipped {result.skipped} line(s) (empty documents, "
+                  f"and malformed lines with on_error = \"skip\"). First:[/]")
         for reason in result.skip_reasons:
             err.print(f"  {reason}", markup=False)

@@ -55,7 +55,7 @@ class RunResult:
     timings: dict = field(default_factory=dict)
     # the exporters' notes (post-processing of the release; also in privacy.json)
     notes: list[str] = field(default_factory=list)
-    # operator information (console only, never written): malformed lines skipped on request
+    # operator information (console only, never written): empty documents, and malformed lines skipped on request
     skipped: int = 0
     skip_reasons: list = field(default_factory=list)
 

@@ -255,7 +255,7 @@ def evaluate(source, mechanisms: list[str] | None, epsilons: list[float], delta:
              repeats: int = 3, max_items_per_user: list[int] | None = None,
              mechanism_params: dict | None = None, jobs: int = 1,
              on_run: Callable[[dict], None] | None = None, progress=None,
-             holdout: float = 0.0) -> Evaluation:
+             holdout: float = 0.0, on_step: Callable[[str], None] | None = None) -> Evaluation:
     """Compare mechanisms side by side on one corpus: every (mechanism, ε, Δ0) configuration
     runs ``repeats`` times on the same extracted item sets. A research harness for the data
     owner: its NON-PRIVATE columns are computed from raw data and must not be published.
@@ -419,7 +419,8 @@ def evaluate(source, mechanisms: list[str] | None, epsilons: list[float], delta:
                "heldout_users_NON_PRIVATE": int(heldout.n_users), "delta": float(delta),
                "repeats": int(repeats), "dp_vocab_version": __version__,
                "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
-    tokenizers = compare_tokenizers(_recipe_or_path(source), epsilons, float(holdout)) \
+    tokenizers = compare_tokenizers(_recipe_or_path(source), epsilons, float(holdout),
+                                    on_step=on_step) \
         if holdout and _exports_hf_tokenizer(source) else []
     return Evaluation(runs=runs, summary=summary, non_private=non_private,
                       released_example=examples, holders=holders, vocab=itemsets.vocab,
@@ -440,13 +441,18 @@ def _exports_hf_tokenizer(source) -> bool:
                for p in parts)
 
 
-def compare_tokenizers(recipe, epsilons, holdout: float = 0.2, overrides=None) -> list[dict]:
+def compare_tokenizers(recipe, epsilons, holdout: float = 0.2, overrides=None,
+                       on_step: Callable[[str], None] | None = None) -> list[dict]:
     """NON-PRIVATE (data owner only): the recipe's Hugging Face tokenizer, as its users judge
     it. Users are split by ``heldout.is_held_out``; for each ε the recipe runs on the training
     users (``budget.epsilon`` = ε) and its exported tokenizer is scored on the held-out users'
     text next to the non-private tokenizer of the same pipeline and model at the same size
     (``heldout.nonprivate_tokenizer``): tokens per word and unknown tokens per word
-    (``heldout.tokenizer_scores``). One row per ε."""
+    (``heldout.tokenizer_scores``). One row per ε. ``on_step`` is called with a line saying
+    what starts (the recipe at an ε, the non-private trainer: minutes each on a large corpus)."""
+    def step(message: str) -> None:
+        if on_step is not None:
+            on_step(message)
     import dataclasses
     import tempfile
     import polars as pl
@@ -478,11 +484,14 @@ def compare_tokenizers(recipe, epsilons, holdout: float = 0.2, overrides=None) -
             out = Path(tmp) / f"run-{len(rows)}"
             plan = plan_run(recipe, out, {**overrides, "budget.epsilon": float(eps)})
             plan = dataclasses.replace(plan, reader=FrameReader(frame))
+            step(f"tokenizers: the recipe at ε = {eps:g} on the training users")
             release, backend, _ = execute(plan)
             write(plan, release, report(plan, release, backend))
             private = Tokenizer.from_file(str(out / "hf" / "tokenizer.json"))
             size = private.get_vocab_size()
             if size not in baselines:
+                step(f"tokenizers: training the non-private tokenizer of {size:,} tokens "
+                     f"(tokenizers' own trainer; a Unigram one can take many minutes)")
                 try:
                     baselines[size] = tokenizer_scores(
                         nonprivate_tokenizer(private, texts, size), held)

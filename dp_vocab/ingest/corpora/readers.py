@@ -195,6 +195,13 @@ class _Reader:
             raise CorpusError(f"{message}. Fix the {self._unit}, or {self._skip_hint} to "
                               f"skip such {self._unit}s" if line is not None else message,
                               path=path, line=line, field=field)
+        self.skip(message, line, field, path)
+
+    def skip(self, message: str, line: int | None = None, field: str | None = None,
+             path: Path | None = None) -> None:
+        """A line (row, file) that holds no document, counted with its reason whatever
+        ``on_error`` says: an empty document is not an error (an empty ``__init__.py``)."""
+        path = path or self._current or self.path
         self.skipped += 1
         if len(self.skip_reasons) < _KEEP_REASONS:
             self.skip_reasons.append(str(CorpusError(message, path=path, line=line, field=field)))
@@ -264,8 +271,7 @@ def _check_text(reader: _Reader, text, field: str, line: int | None) -> str | No
         reader.report_bad(f"expected a string, found {_kind(text)}", line, field)
         return None
     if not text.strip():
-        reader.report_bad("empty document (set on_error = \"skip\" to skip such lines)", line,
-                          field)
+        reader.skip("empty document, skipped", line, field)
         return None
     return text
 
@@ -350,11 +356,12 @@ class JsonlReader(_Reader):
                             twice.found[0])
             return None
         if uf not in obj:
-            self.report_bad("missing (set user_field to the key that holds the user id)", lineno,
-                            uf)
+            self.report_bad("missing (set user_field to the key that holds the user id; "
+                            "--corpus.user_field KEY on the command line)", lineno, uf)
             return None
         if tf not in obj:
-            self.report_bad("missing (set text_field to the key that holds the text)", lineno, tf)
+            self.report_bad("missing (set text_field to the key that holds the text; "
+                            "--corpus.text_field KEY on the command line)", lineno, tf)
             return None
         user = _check_user(self, obj[uf], uf, lineno)
         text = _check_text(self, obj[tf], tf, lineno) if user is not None else None
@@ -587,6 +594,6 @@ class TextDirReader(_Reader):
                 self.report_bad(f"not valid UTF-8 ({e.reason})", line, path=p)
                 continue
             if not text.strip():
-                self.report_bad("empty document (set on_error = \"skip\" to skip it)", path=p)
+                self.skip("empty document, skipped", path=p)
                 continue
             yield user, text

@@ -294,8 +294,9 @@ def check_columns(reader: _TableReader, batch, first_row: int, path):
     bad_user = users.is_null()
     if users.dtype == pl.String:
         bad_user = bad_user | (users.str.len_bytes() == 0)
-    bad_text = texts.is_null() | texts.str.contains(_BLANK).fill_null(True)
-    bad = bad_user | (~bad_user & bad_text)
+    null_text = texts.is_null()
+    blank = texts.str.contains(_BLANK).fill_null(False)
+    bad = bad_user | (~bad_user & (null_text | blank))
     if bad.any():
         for i in bad.arg_true().to_list():
             row = first_row + i + 1
@@ -303,10 +304,10 @@ def check_columns(reader: _TableReader, batch, first_row: int, path):
                 found = "null" if users[i] is None else "an empty string"
                 reader.report_bad(f"expected a non-empty string or integer user id, found {found}",
                                   row, uf, path=path)
-            else:
-                found = "null" if texts[i] is None else "an empty string" if texts[i] == "" \
-                    else "only whitespace"
-                reader.report_bad(f"empty document, found {found}", row, tf, path=path)
+            elif null_text[i]:
+                reader.report_bad("expected a string, found null", row, tf, path=path)
+            else:   # an empty document is no error: it holds no words
+                reader.skip("empty document, skipped", row, tf, path=path)
         keep = ~bad
         users, texts = users.filter(keep), texts.filter(keep)
     if not len(users):
