@@ -292,6 +292,10 @@ def evaluate(source, mechanisms: list[str] | None, epsilons: list[float], delta:
         run then also reports the share of the held-out users' token occurrences its vocabulary
         covers and, for the first repeat, tokens per word of its WordPiece export next to a
         non-private vocabulary of the same size (the training users' most frequent items).
+    on_step : callable or None
+        Called with a line saying what starts in the tokenizer comparison (a recipe exporting
+        a Hugging Face tokenizer, with ``holdout``): the recipe at each ε, the non-private
+        trainer (minutes each on a large corpus).
 
     Returns
     -------
