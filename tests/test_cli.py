@@ -264,6 +264,10 @@ def test_every_bundled_recipe_runs_on_the_bundled_corpus(tmp_path, recipe):
         sum(s["epsilon"] for s in comp["stages"]))
     assert record["guarantee"]["epsilon"] <= record["budget"]["epsilon"] * (1 + 1e-9)
     assert record["guarantee"]["delta"] <= record["budget"]["delta"] * (1 + 1e-9)
+    # the mechanism's own claim says when it is only a part of the run's guarantee
+    with_counts = any(s["name"] == "counts" for s in comp["stages"])
+    assert ("scope" in record["privacy"]) == with_counts
+    assert "looser bound" in comp["basic_composition"]["meaning"]
     assert not FORBIDDEN_KEYS & set(_keys(record))
     # the console summary shows every stage of the ledger and the total, as privacy.json does
     console = Console(file=io.StringIO(), width=300, color_system=None)

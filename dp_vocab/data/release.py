@@ -41,7 +41,11 @@ class Release:
             "guarantee": {"epsilon": self.epsilon, "delta": self.delta,
                           "neighbouring": "add or remove one user (all of a user's documents)"},
             "parameters": self.params,
-            "privacy": self.privacy,
+            # with a [counts] stage the mechanism's claim is only a part of the ledger
+            "privacy": self.privacy if not any(s.get("name") == "counts" for s in self.ledger)
+            else {"scope": "the selection mechanism alone, without the counts stage; the run's "
+                           "guarantee is `guarantee` (every stage of `ledger` composed)",
+                  **self.privacy},
             "randomness": self.randomness,
             "ledger": self.ledger,
             "released_items": len(self.items),

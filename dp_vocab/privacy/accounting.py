@@ -178,7 +178,9 @@ class Ledger:
         eps_b, delta_b = self.basic()
         eps, d, how = self.total()
         return {"stages": [s.to_dict() for s in self.stages],
-                "basic_composition": {"epsilon": eps_b, "delta": delta_b},
+                "basic_composition": {"epsilon": eps_b, "delta": delta_b,
+                                      "meaning": "the sum of the stages' (ε, δ): a valid but "
+                                                 "looser bound; the run's guarantee is total"},
                 "total": {"epsilon": eps, "delta": d, "method": how}}
 
 
