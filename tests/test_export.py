@@ -1137,3 +1137,19 @@ def test_public_words_of_the_scripts_the_release_holds():
     assert [d["source"].split()[0] for d in prior.describe(langs)] == [
         "wordfreq:en", "wordfreq:el", "wordfreq:ru"]
     assert [d["source"].split()[0] for d in prior.describe(set())] == ["wordfreq:en"]
+
+
+def test_a_tokenizer_resting_mostly_on_the_public_prior_says_so():
+    """Released items under a tenth of the tokenizer's size: a note says the public prior made
+    most of it, with what to do; a function of the release's size and parameters only."""
+    exp = HFTokenizerExporter(model="bpe", style="gpt2", vocab_size=8000,
+                              public_prior="wordfreq:en")
+    few = release(items=[f"w{i}" for i in range(799)])
+    note = exp.prior_note(8000, few)
+    assert note.startswith("hf/tokenizer.json's 8,000 tokens rest mostly on the public prior "
+                           "(wordfreq:en): only 799 items were released")
+    assert "raise [budget] epsilon" in note
+    assert exp.prior_note(8000, release(items=[f"w{i}" for i in range(800)])) is None
+    assert exp.prior_note(8000, release(with_counts=False, items=["a", "b"])) is None
+    assert HFTokenizerExporter(model="bpe", style="gpt2", vocab_size=8000).prior_note(
+        8000, few) is None

@@ -488,8 +488,23 @@ class HFTokenizerExporter:
                               written + ["hf/README.md"], prior)
             (out / "README.md").write_text(card, encoding="utf-8")
             written.append("hf/README.md")
-        note = None if self.vocab_size is None else self.size_note(json.loads(text), release)
-        return Exported(written, [note] if note else [])
+        notes = [None if self.vocab_size is None else self.size_note(json.loads(text), release),
+                 self.prior_note(tok.get_vocab_size(), release)]
+        return Exported(written, [n for n in notes if n])
+
+    def prior_note(self, size: int, release: Release) -> str | None:
+        """When the released items are under a tenth of the tokenizer's size, most of it comes
+        from the public prior: say so. Post-processing (the release's size and parameters)."""
+        if self.public_prior is None or release.counts is None:
+            return None
+        n_items = sum(1 for w in release.items if w not in set(self.special_tokens))
+        if 10 * n_items >= size:
+            return None
+        return (f"hf/tokenizer.json's {size:,} tokens rest mostly on the public prior "
+                f"({self.public_prior.source}): only {n_items:,} items were released, so its "
+                f"pieces follow public text more than yours. For a tokenizer shaped by your "
+                f"corpus, raise [budget] epsilon, use a corpus with more users, or ask for fewer "
+                f"tokens (export.vocab_size).")
 
     def size_note(self, tokenizer_json: dict, release: Release) -> str | None:
         """When the tokenizer's size differs from the one asked for: what was asked, what was
