@@ -497,7 +497,7 @@ class HFTokenizerExporter:
         from the public prior: say so. Post-processing (the release's size and parameters)."""
         if self.public_prior is None or release.counts is None:
             return None
-        n_items = sum(1 for w in release.items if w not in set(self.special_tokens))
+        n_items = self._released_count(release)
         if 10 * n_items >= size:
             return None
         return (f"hf/tokenizer.json's {size:,} tokens rest mostly on the public prior "
@@ -505,6 +505,11 @@ class HFTokenizerExporter:
                 f"pieces follow public text more than yours. For a tokenizer shaped by your "
                 f"corpus, raise [budget] epsilon, use a corpus with more users, or ask for fewer "
                 f"tokens (export.vocab_size).")
+
+    def _released_count(self, release: Release) -> int:
+        """The released items that are not special tokens."""
+        specials = set(self.special_tokens)
+        return sum(1 for w in release.items if w not in specials)
 
     def size_note(self, tokenizer_json: dict, release: Release) -> str | None:
         """When the tokenizer's size differs from the one asked for: what was asked, what was
@@ -514,8 +519,7 @@ class HFTokenizerExporter:
         size = len(tokenizer_json["model"]["vocab"])
         if requested is None or size == requested:   # None: no size asked for
             return None
-        specials = set(self.special_tokens)
-        n_items = sum(1 for w in release.items if w not in specials)
+        n_items = self._released_count(release)
         head = (f"hf/tokenizer.json has {size:,} tokens, not the requested vocab_size = "
                 f"{requested:,}")
         more = ("for more tokens, release more items: raise [budget] epsilon or use a corpus "

@@ -55,7 +55,8 @@ class RunResult:
     timings: dict = field(default_factory=dict)
     # the exporters' notes (post-processing of the release; also in privacy.json)
     notes: list[str] = field(default_factory=list)
-    # operator information (console only, never written): empty documents, and malformed lines skipped on request
+    # operator information (console only, never written): the lines skipped (empty documents,
+    # and malformed lines on request)
     skipped: int = 0
     skip_reasons: list = field(default_factory=list)
 

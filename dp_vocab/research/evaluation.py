@@ -454,9 +454,7 @@ def compare_tokenizers(recipe, epsilons, holdout: float = 0.2, overrides=None,
     (``heldout.nonprivate_tokenizer``): tokens per word and unknown tokens per word
     (``heldout.tokenizer_scores``). One row per ε. ``on_step`` is called with a line saying
     what starts (the recipe at an ε, the non-private trainer: minutes each on a large corpus)."""
-    def step(message: str) -> None:
-        if on_step is not None:
-            on_step(message)
+    step = on_step or (lambda message: None)
     import dataclasses
     import tempfile
     import polars as pl
