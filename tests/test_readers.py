@@ -142,6 +142,11 @@ def test_text_folder_per_file_and_per_folder(tmp_path):
                                                ("bob", "bob here")]
     assert sorted(TextDirReader(tmp_path, user_per="folder")) == [("alice", "again"),
                                                                   ("alice", "hello")]
+    (tmp_path / "carol.txt").write_text(" \n ", encoding="utf-8")   # an empty document
+    r = TextDirReader(tmp_path)
+    assert sorted(r) == [("alice/1", "hello"), ("alice/2", "again"), ("bob", "bob here")]
+    assert r.skipped == 1 and r.skip_reasons == [f"{tmp_path / 'carol.txt'}: empty document, "
+                                                 f"skipped"]
     (tmp_path / "bad.txt").write_bytes(b"ok\n\xff\xfe")
     with pytest.raises(CorpusError, match=r"bad.txt:2: not valid UTF-8"):
         list(TextDirReader(tmp_path))

@@ -199,8 +199,9 @@ class _Reader:
 
     def skip(self, message: str, line: int | None = None, field: str | None = None,
              path: Path | None = None) -> None:
-        """A line (row, file) that holds no document, counted with its reason whatever
-        ``on_error`` says: an empty document is not an error (an empty ``__init__.py``)."""
+        """A line (row, file) not read, counted with its reason: a bad one under
+        ``on_error = "skip"``, or an empty document whatever ``on_error`` says (an empty
+        ``__init__.py`` is no error)."""
         path = path or self._current or self.path
         self.skipped += 1
         if len(self.skip_reasons) < _KEEP_REASONS:
