@@ -594,6 +594,53 @@ def test_lines_skipped_on_workers_are_counted_as_locally(cluster, tmp_path):
     assert all("s0.jsonl" in r or "s1.jsonl" in r for r in readers[1].skip_reasons)
 
 
+def _nothing_to_read(tmp_path, kind):
+    """A reader of ``kind`` whose every line (row, file) is skipped, or that holds none."""
+    import json
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from dp_vocab.ingest.corpora import FrameReader, ParquetReader, TextDirReader
+    if kind.startswith("jsonl"):
+        for i in range(2):   # a wrong text field, skipped: one file read in shares, or two
+            (tmp_path / f"s{i}.jsonl").write_text("".join(
+                json.dumps({"user": f"u{i}{j}", "text": "plain words"}) + "\n"
+                for j in range(40)), encoding="utf-8")
+        path = tmp_path / ("s0.jsonl" if kind == "jsonl" else "s*.jsonl")
+        return JsonlReader(path, text_field="body", on_error="skip")
+    if kind == "text_folder":
+        (tmp_path / "docs").mkdir(exist_ok=True)
+        for i in range(3):
+            (tmp_path / "docs" / f"u{i}.txt").write_text(" \n", encoding="utf-8")
+        return TextDirReader(tmp_path / "docs")
+    if kind == "parquet":
+        pq.write_table(pa.table({"user": pa.array([], "string"), "text": pa.array([], "string")}),
+                       tmp_path / "c.parquet")
+        return ParquetReader(tmp_path / "c.parquet")
+    return FrameReader(pd.DataFrame({"user": ["a", "b"], "text": ["", "\t"]}))
+
+
+@pytest.mark.parametrize("kind,sequences", [("jsonl", False), ("jsonl", True),
+                                            ("jsonl_files", False), ("text_folder", False),
+                                            ("parquet", False), ("frame", True)])
+def test_a_corpus_that_gives_no_document_is_the_same_error_on_both(cluster, tmp_path, kind,
+                                                                   sequences):
+    """Every line skipped (or none there): no user data, but the error that says so, the same
+    on Dask (its workers' copies of the reader count the skips) as locally."""
+    from dp_vocab.errors import CorpusError
+    extractor = ItemExtractor(RegexTokenizer())
+    errors = []
+    for backend in (LocalBackend(), cluster):
+        with pytest.raises(CorpusError, match=r"no document was read") as info:
+            backend.load(_nothing_to_read(tmp_path, kind), extractor, sequences)
+        errors.append(str(info.value))
+    assert errors[0] == errors[1]
+    skipped = {"jsonl": "all 40 lines", "jsonl_files": "all 80 lines",
+               "text_folder": "all 3 files", "parquet": None, "frame": "all 2 rows"}[kind]
+    assert (f"{skipped} were skipped" if skipped else "found no row holding a document") \
+        in errors[0]
+
+
 def test_our_local_workers_leave_ctrl_c_to_the_run(cluster):
     """The terminal's Ctrl-C reaches a LocalCluster's worker processes too; they ignore it (the
     run's process closes the cluster) instead of each printing a traceback."""

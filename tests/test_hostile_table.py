@@ -185,6 +185,26 @@ def _empty_corpus(d):
     return run(recipe(d, str(d / "c.jsonl")), "-o", "{out}")
 
 
+def _few_users(d):
+    return run(recipe(d, users_jsonl(d, n=3)), "-o", "{out}")
+
+
+def _every_line_skipped(d):
+    """on_error = "skip" with a text field the corpus does not have: every line is skipped."""
+    with open(d / "c.jsonl", "w", encoding="utf-8") as f:
+        for i in range(60):
+            f.write(json.dumps({"user": f"{SECRET} {i}", "text": SECRET}) + "\n")
+    return run(recipe(d, str(d / "c.jsonl"), reader_args='on_error = "skip"'), "-o", "{out}",
+               "--corpus.text_field", "body")
+
+
+def _blank_documents(d):
+    with open(d / "c.jsonl", "w", encoding="utf-8") as f:
+        for i in range(60):
+            f.write(json.dumps({"user": f"{SECRET} {i}", "text": " \n\t"}) + "\n")
+    return run(recipe(d, str(d / "c.jsonl")), "-o", "{out}")
+
+
 def _mixed_ids(d):
     with open(d / "c.jsonl", "w", encoding="utf-8") as f:
         for i in range(60):
@@ -383,7 +403,27 @@ CASES = [
     Case("gz-bit-flip", _gz_bitflip, message=r"c\.jsonl\.gz: the compressed stream is corrupt"),
     Case("gz-truncated", _gz_truncated,
          message=r"c\.jsonl\.gz: the compressed stream is corrupt"),
-    Case("empty-corpus", _empty_corpus, code=0, check=_empty_release),
+    # a run that reads no document stops, whatever the reader, and writes nothing
+    Case("empty-corpus", _empty_corpus,
+         message=r"c\.jsonl: no document was read: found no line holding a document\. Point "
+                 r"the recipe at your data with --paths\.corpus"),
+    Case("every-line-skipped", _every_line_skipped,
+         message=r"c\.jsonl: no document was read: all 60 lines were skipped \(the first: "
+                 r"\S*c\.jsonl:1: field 'body': missing .*\)\. Check that user_field and "
+                 r"text_field name the fields .*; on_error = \"skip\" skips bad lines"),
+    Case("blank-documents-only", _blank_documents,
+         message=r"c\.jsonl: no document was read: all 60 lines were skipped \(the first: "
+                 r"\S*c\.jsonl:1: field 'text': empty document, skipped\)\. Check that "
+                 r"user_field and text_field"),
+    Case("csv-header-only", lambda d: run(recipe(d, users_csv(d, []), reader="csv"), "-o",
+                                          "{out}"),
+         message=r"c\.csv: no document was read: found no line holding a document"),
+    Case("csv-blank-documents-only",
+         lambda d: run(recipe(d, users_csv(d, [f"{SECRET} {i}, " for i in range(5)]),
+                              reader="csv"), "-o", "{out}"),
+         message=r"c\.csv: no document was read: all 5 lines were skipped \(the first: "
+                 r"\S*c\.csv:2: field 'text': empty document"),
+    Case("few-users-empty-release", _few_users, code=0, check=_empty_release),
     Case("mixed-int-and-string-ids", _mixed_ids, code=0, check=_mixed_warning),
     Case("skip-mode-notice", _skip_mode, code=0, check=_skip_notice),
     Case("missing-corpus", lambda d: run(recipe(d, str(d / "nope.jsonl")), "-o", "{out}"),
@@ -415,6 +455,11 @@ CASES = [
     Case("text-folder-missing", lambda d: run(recipe(d, str(d / "nodir"), reader="text_folder"),
                                               "-o", "{out}"),
          message=r"nodir: corpus folder not found"),
+    Case("text-folder-empty-files-only",
+         lambda d: _text_folder(d, files={"a.txt": b"", "b.txt": b" \n\n"}),
+         message=r"docs: no document was read: all 2 files were skipped \(the first: "
+                 r"\S*a\.txt: empty document, skipped\)\. Check that the files matching "
+                 r"pattern '\*\.txt' hold the documents"),
     # ---- recipes
     Case("misspelt-section-budjet", _misspelt_section,
          message=r"unknown section \[budjet\]; allowed sections: \[paths\].*\[budget\]"),
@@ -519,7 +564,7 @@ CASES = [
     Case("evaluate-max-items-x", lambda d: _evaluate(d, "--max-items-per-user", "x"),
          message=r"--max-items-per-user: expected comma-separated int values"),
     Case("evaluate-empty-corpus", lambda d: _evaluate(d, corpus=False),
-         message=r"c\.jsonl: no item in the corpus"),
+         message=r"c\.jsonl: no document was read: found no line holding a document"),
     # ---- audit
     Case("audit-runs-0", _audit("--runs", "0"), message=r"runs: expected an integer from 1"),
     Case("audit-canary-items-0", _audit("--canary-items", "0"),
@@ -717,7 +762,11 @@ CASES += [
          message=r"c\.arrow: field 'text': expected one column of this name, found 2"),
     Case("parquet-zero-rows", _table_run("parquet", lambda: {
         "user": __import__("pyarrow").array([], "string"),
-        "text": __import__("pyarrow").array([], "string")}), code=0, check=_empty_release),
+        "text": __import__("pyarrow").array([], "string")}),
+         message=r"c\.parquet: no document was read: found no row holding a document"),
+    Case("arrow-blank-texts-only", _table_run("arrow", {"user": USERS, "text": ["  "] * 60}),
+         message=r"c\.arrow: no document was read: all 60 rows were skipped \(the first: "
+                 r"\S*c\.arrow:1: field 'text': empty document, skipped\)"),
     Case("parquet-second-file-without-user-column", _second_file_without_user,
          message=r"c2\.parquet: field 'user': column missing"),
     # public lists given as files

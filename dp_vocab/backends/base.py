@@ -14,12 +14,14 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 from ..bounding import ItemSetData, SequenceData
+from ..ingest.corpora.readers import nothing_read
 
 
 class Backend(ABC):
     """One implementation: ``from_run`` builds it from a recipe's checked ``[run]`` section;
-    ``load`` reads the corpus into user data where it lives; ``describe`` says where (for
-    privacy.json); ``close`` releases what ``from_run`` started."""
+    ``load`` reads the corpus into user data where it lives (the backend's ``_load``);
+    ``describe`` says where (for privacy.json); ``close`` releases what ``from_run``
+    started."""
 
     name: ClassVar[str]
 
@@ -28,11 +30,22 @@ class Backend(ABC):
     def from_run(cls, run: dict) -> "Backend":
         ...
 
-    @abstractmethod
     def load(self, reader: Any, extractor: Any, sequences: bool = False,
              progress: Callable | None = None) -> ItemSetData | SequenceData:
         """The corpus of ``reader`` as user data: token corpora if ``sequences``, else item
-        sets. ``progress(reader)`` is called while it is read, where the backend can."""
+        sets. ``progress(reader)`` is called while it is read, where the backend can. A
+        corpus that gave no document (every line skipped, or none there) is a CorpusError:
+        checked here, once for every backend and reader."""
+        data, users = self._load(reader, extractor, sequences, progress)
+        if not users:
+            raise nothing_read(reader)
+        return data
+
+    @abstractmethod
+    def _load(self, reader: Any, extractor: Any, sequences: bool,
+              progress: Callable | None) -> tuple[ItemSetData | SequenceData, int]:
+        """``load``'s user data, and how many users it holds (a backend may count a user once
+        per input file): zero exactly when no document was read."""
 
     @abstractmethod
     def describe(self) -> dict:

@@ -64,7 +64,8 @@ def _extracted(extract, reader, extractor):
 
 
 def _notes(loaded: _Whole) -> tuple:
-    return loaded.id_kinds, loaded.skipped
+    """What the file's (share's) reader saw, and how many users its pieces hold."""
+    return loaded.id_kinds, loaded.skipped, sum(len(piece[0]) for piece in loaded.value)
 
 
 def _warn_mixed(kinds: set) -> None:
@@ -612,7 +613,7 @@ class DaskBackend(Backend):
         workers = self.client.scheduler_info()["workers"]
         return [a for a in sorted(workers) for _ in range(workers[a].get("nthreads", 1))]
 
-    def load(self, reader, extractor, sequences: bool = False, progress=None):
+    def _load(self, reader, extractor, sequences: bool, progress):
         from distributed import wait
 
         client, slots = self.client, self._slots()
@@ -634,12 +635,13 @@ class DaskBackend(Backend):
             if f.status == "error":
                 f.result()   # the reader's or extractor's own error, raised here
         notes = client.gather([client.submit(_notes, f, pure=False) for f in per_file])
-        _warn_mixed(set().union(*(kinds for kinds, _ in notes)))
+        _warn_mixed(set().union(*(kinds for kinds, _, _ in notes)))
         if hasattr(reader, "add_skipped"):   # the workers' skipped lines, in file order
-            for _, (n, reasons) in notes:
+            for _, (n, reasons), _ in notes:
                 reader.add_skipped(n, reasons)
-        return DaskSequences(client, parts, extractor.joiner) if sequences else \
+        data = DaskSequences(client, parts, extractor.joiner) if sequences else \
             DaskItemSets(client, parts)
+        return data, sum(users for _, _, users in notes)
 
     def describe(self) -> dict:
         return {"backend": "dask",

@@ -18,12 +18,13 @@ class LocalBackend(Backend):
     def from_run(cls, run: dict) -> "LocalBackend":
         return cls()
 
-    def load(self, reader: Any, extractor: Any, sequences: bool = False,
-             progress: Callable | None = None) -> ItemSetData | SequenceData:
+    def _load(self, reader: Any, extractor: Any, sequences: bool,
+              progress: Callable | None) -> tuple[ItemSetData | SequenceData, int]:
         from ..ingest.extract import extract_itemsets, extract_sequences
         extract = extract_sequences if sequences else extract_itemsets
-        return extract(reader, extractor,
+        data = extract(reader, extractor,
                        on_progress=(lambda: progress(reader)) if progress else None)
+        return data, data.n_users
 
     def describe(self) -> dict:
         return {"backend": "local"}

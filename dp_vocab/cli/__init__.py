@@ -160,9 +160,9 @@ def run(ctx: typer.Context,
         if not result.release.items:
             # a function of the released set only: never of the corpus (its size is private)
             _print_stderr("warning:", "yellow", "released 0 items: nothing passed the "
-                          "threshold. With few users, a small ε or max_items_per_user, or an "
-                          "empty corpus, this is expected. The files were written with an "
-                          "empty vocabulary.")
+                          "threshold. With few users, a small ε or max_items_per_user, or "
+                          "documents without items, this is expected. The files were written "
+                          "with an empty vocabulary.")
 
 
 recipes_app = typer.Typer(no_args_is_help=False, invoke_without_command=True,

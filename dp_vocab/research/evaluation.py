@@ -111,7 +111,7 @@ class Evaluation:
 def _load(source, progress, sequences: bool = False):
     """(item sets or token sequences, the item extractor that made them)."""
     from ..ingest.corpora import ArrowReader, CsvReader, JsonlReader, ParquetReader
-    from ..ingest.corpora.readers import format_of
+    from ..ingest.corpora.readers import format_of, nothing_read
     from ..ingest.extract import extract_itemsets, extract_sequences
     from ..ingest.text.items import ItemExtractor
     from ..ingest.text.tokenizers import RegexTokenizer
@@ -136,8 +136,11 @@ def _load(source, progress, sequences: bool = False):
                 "arrow": ArrowReader}.get(format_of(path) or "jsonl", JsonlReader)
         reader, extractor = read(path), ItemExtractor(RegexTokenizer())
     extract = extract_sequences if sequences else extract_itemsets
-    return extract(reader, extractor, on_progress=(lambda: progress(reader)) if progress
-                   else None), extractor
+    data = extract(reader, extractor, on_progress=(lambda: progress(reader)) if progress
+                   else None)
+    if not data.n_users:   # as a run says it (backends.Backend.load)
+        raise nothing_read(reader)
+    return data, extractor
 
 
 PUBLIC_PARAMS = ("public_frequencies", "lang", "public_items", "public_bands", "public_fdr",
@@ -311,7 +314,7 @@ def evaluate(source, mechanisms: list[str] | None, epsilons: list[float], delta:
     ParameterError
         A list given as a single value, an unknown mechanism or a parameter out of range.
     CorpusError
-        The corpus cannot be read, or holds no item.
+        The corpus cannot be read, gives no document, or holds no item.
     """
     from ..privacy.params import check_delta, check_epsilon, check_positive_int
     _check_list(epsilons, "epsilons", "[1, 3]")
@@ -347,7 +350,7 @@ def evaluate(source, mechanisms: list[str] | None, epsilons: list[float], delta:
     itemsets, extractor = _load(source, progress)
     if not itemsets.n_pairs:
         # evaluate is the data owner's NON-PRIVATE harness: saying the corpus is empty is fine
-        raise CorpusError("no item in the corpus (no documents, or every token dropped): "
+        raise CorpusError("no item in the corpus (no user holds one): "
                           "nothing to evaluate", path=None if isinstance(source, ItemSets)
                           else source)
     needs_seq = any(mechanism_class(m).input is Input.SEQUENCES for m in mechanisms)

@@ -2,8 +2,10 @@
 
 A reader is an iterable of ``(user_id, text)``. Bad input raises :class:`CorpusError` naming
 file, line and field, unless ``on_error = "skip"``: then the line is skipped and counted in
-``reader.skipped`` (with the first few reasons in ``reader.skip_reasons``). Empty documents count
-as bad input. Progress is reported in bytes of the (compressed) input, never in private counts.
+``reader.skipped`` (with the first few reasons in ``reader.skip_reasons``). Empty documents are
+skipped and counted whatever ``on_error`` says; a corpus that gives no document at all is an
+error (``nothing_read``). Progress is reported in bytes of the (compressed) input, never in
+private counts.
 
 Messages never quote the input: they describe what was found by its kind ("found a JSON list"),
 because a value in a corpus may be private. Skip counts and reasons are operator diagnostics
@@ -105,6 +107,36 @@ def _where(p: Path) -> str:
     """A relative path is read from the working directory, not from the recipe's folder."""
     return "" if p.is_absolute() else f" (a relative path: read from the current directory, " \
                                       f"{Path.cwd()})"
+
+
+def nothing_read(reader) -> CorpusError:
+    """The error of a corpus that gave no document: every line (row, file) skipped, or none
+    there; a release from it would be empty whatever the recipe says. It names the reader's
+    path, counts and the first skip reason only, never a value (any reader: a registered one
+    may lack ``skipped`` or ``path``)."""
+    skipped = getattr(reader, "skipped", 0)
+    reasons = getattr(reader, "skip_reasons", [])
+    unit = "file" if isinstance(reader, TextDirReader) else getattr(reader, "_unit", "line")
+    if not skipped:
+        fix = "Pass a table that holds documents" if getattr(reader, "files", None) == [] \
+            else "Point the recipe at your data with --paths.corpus FILE-OR-PATTERN"
+        return CorpusError(f"no document was read: found no {unit} holding a document. {fix}",
+                           path=getattr(reader, "path", None))
+    found = f"all {skipped:,} {unit}s were skipped" if skipped > 1 else \
+        f"its one {unit} was skipped"
+    if reasons:
+        found += f" (the first: {reasons[0]})" if skipped > 1 else f" ({reasons[0]})"
+    if isinstance(reader, TextDirReader):
+        fix = f"Check that the files matching pattern {reader.pattern!r} hold the documents"
+    elif hasattr(reader, "text_field"):
+        fix = ("Check that user_field and text_field name the fields holding the user ids "
+               "and the texts")
+    else:
+        fix = "Check that it holds the documents"
+    if getattr(reader, "on_error", None) == "skip":
+        fix += '; on_error = "skip" skips bad lines, it cannot make a corpus of them'
+    return CorpusError(f"no document was read: {found}. {fix}",
+                       path=getattr(reader, "path", None))
 
 
 class _Reader:
