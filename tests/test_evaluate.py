@@ -361,3 +361,39 @@ def test_a_non_private_trainer_that_stops_leaves_its_columns_empty(tmp_path, mon
     write_report(ev, tmp_path / "report")
     saved = json.loads((tmp_path / "report" / "results.json").read_text(encoding="utf-8"))
     assert saved["tokenizers_NON_PRIVATE"][0]["tokens_per_word_nonprivate"] is None
+
+
+def test_evaluate_cli_takes_recipe_overrides_as_run_does(tmp_path):
+    """--section.key VALUE changes the recipe evaluate reads (its corpus, fields and Δ0 here),
+    and a bad one is the error run gives, in the same words."""
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text("".join(json.dumps({"author": f"u{i}", "body": f"the cat sat {i % 7}"})
+                              + "\n" for i in range(400)), encoding="utf-8")
+    overrides = ["--paths.corpus", str(corpus), "--corpus.user_field", "author",
+                 "--corpus.text_field", "body", "--mechanism.max_items_per_user", "7"]
+    res = CliRunner().invoke(app, ["evaluate", "quickstart", "--mechanisms", "policy_gaussian",
+                                   "--epsilon", "3", "--repeats", "1", "-o",
+                                   str(tmp_path / "e"), *overrides])
+    assert res.exit_code == 0, res.output
+    data = json.loads((tmp_path / "e" / "results.json").read_text())
+    assert [s["max_items_per_user"] for s in data["summary"]] == [7]
+    assert data["context"]["users_NON_PRIVATE"] == 400
+    assert "with overrides paths.corpus" in data["context"]["source"] \
+        and str(corpus) in data["context"]["source"]
+    for bad in (["--budjet.epsilon", "1"], ["--mechanism.nope", "1"], ["--epsilonn", "1"]):
+        ran = CliRunner().invoke(app, ["run", "quickstart", "-o", str(tmp_path / "r"), *bad])
+        evaluated = CliRunner().invoke(app, ["evaluate", "quickstart", "--mechanisms", "gw",
+                                             "-o", str(tmp_path / "e2"), *bad])
+        assert ran.exit_code == evaluated.exit_code == 2, evaluated.output
+        error = [ln for ln in ran.stderr.splitlines() if ln.startswith("error:")]
+        assert len(error) == 1 and error == [ln for ln in evaluated.stderr.splitlines()
+                                             if ln.startswith("error:")], evaluated.stderr
+    assert not (tmp_path / "r").exists() and not (tmp_path / "e2").exists()
+
+
+def test_evaluate_refuses_overrides_of_a_corpus_file(tmp_path):
+    from dp_vocab.errors import ParameterError
+    with pytest.raises(ParameterError, match=r"^overrides: expected none for a corpus file .*"
+                                             r"got \['corpus\.text_field'\]\. Evaluate a "
+                                             r"recipe"):
+        evaluate(SAMPLE, ["gw"], [3.0], overrides={"corpus.text_field": "body"})

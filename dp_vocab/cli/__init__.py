@@ -238,8 +238,10 @@ def _split(text: str, cast, option: str, example: str) -> list:
                                            f"{example}") from None
 
 
-@app.command(short_help="Compare mechanisms side by side (NON-PRIVATE).")
-def evaluate(source: Path = typer.Argument(..., metavar="CORPUS-OR-RECIPE",
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+             short_help="Compare mechanisms side by side (NON-PRIVATE).")
+def evaluate(ctx: typer.Context,
+             source: Path = typer.Argument(..., metavar="CORPUS-OR-RECIPE",
                                            help="A corpus file (JSONL, CSV, Parquet, Arrow), "
                                                 "a recipe (.cfg) or a shipped recipe's name"),
              mechanisms: str = typer.Option(None, help="Comma-separated mechanism names "
@@ -267,14 +269,14 @@ def evaluate(source: Path = typer.Argument(..., metavar="CORPUS-OR-RECIPE",
     """Compare mechanisms side by side on one corpus: every (mechanism, ε, Δ0) configuration,
     REPEATS times. Prints a table and writes results.csv, results.json, PNG plots and
     report.html. Its columns marked NON-PRIVATE come from the raw data: for the data owner
-    only, never to publish."""
+    only, never to publish. Override a recipe's values as with run: --section.key VALUE"""
     from rich.console import Console
     from rich.progress import Progress
 
     from ..research.evaluation import compared_mechanisms, recipe_mechanism, write_report
     from ..research.evaluation import evaluate as run_eval
     from ..export.output_dir import check_output_dir
-    from ..recipes import parse_override_value
+    from ..recipes import parse_override_value, parse_overrides
     from .display import ReadProgress
 
     try:
@@ -283,6 +285,7 @@ def evaluate(source: Path = typer.Argument(..., metavar="CORPUS-OR-RECIPE",
         _fail("evaluate needs matplotlib: pip install 'matplotlib>=3.6' (or '.[eval]' in a "
               "dp-vocab checkout)")
     with _errors():
+        overrides = parse_overrides(list(ctx.args))
         check_output_dir(output, force, protect=[source])
         params: dict = {}
         for kv in param:
@@ -296,7 +299,7 @@ def evaluate(source: Path = typer.Argument(..., metavar="CORPUS-OR-RECIPE",
         eps = _split(epsilon, float, "--epsilon", "1,3,8")
         d0s = None if max_items_per_user is None else \
             _split(max_items_per_user, int, "--max-items-per-user", "10,100")
-        n_mechs = len(compared_mechanisms(recipe_mechanism(source), mechs))
+        n_mechs = len(compared_mechanisms(recipe_mechanism(source, overrides), mechs))
         total = n_mechs * len(eps) * (len(d0s) if d0s else 1) * max(repeats, 1)
         configs = Progress(console=Console(stderr=True), transient=True)
         task = None
@@ -313,7 +316,8 @@ def evaluate(source: Path = typer.Argument(..., metavar="CORPUS-OR-RECIPE",
                 result = run_eval(source, mechs, eps, delta=delta, repeats=repeats,
                                   max_items_per_user=d0s, mechanism_params=params, jobs=jobs,
                                   on_run=advance, progress=read_prog.update, holdout=holdout,
-                                  on_step=lambda line: _print_stderr("note:", "yellow", line))
+                                  on_step=lambda line: _print_stderr("note:", "yellow", line),
+                                  overrides=overrides)
         finally:
             if task is not None:
                 configs.stop()

@@ -108,8 +108,9 @@ class Evaluation:
         return Group(*parts, u)
 
 
-def _load(source, progress, sequences: bool = False):
-    """(item sets or token sequences, the item extractor that made them)."""
+def _load(source, progress, sequences: bool = False, overrides: dict | None = None):
+    """(item sets or token sequences, the item extractor that made them); ``overrides``
+    change a recipe's values (``recipes.load_recipe``)."""
     from ..ingest.corpora import ArrowReader, CsvReader, JsonlReader, ParquetReader
     from ..ingest.corpora.readers import format_of, nothing_read
     from ..ingest.extract import extract_itemsets, extract_sequences
@@ -128,7 +129,7 @@ def _load(source, progress, sequences: bool = False):
     path = _recipe_or_path(source)
     if path.suffix == ".cfg":
         from ..recipes import load_recipe, resolve_sections
-        cfg = load_recipe(path)
+        cfg = load_recipe(path, overrides)
         objs = resolve_sections(cfg, ("corpus", "items"))
         reader, extractor = objs["corpus"], objs["items"]
     else:   # the reader the file's name calls for (JSON lines unless it says otherwise)
@@ -162,13 +163,21 @@ def _recipe_or_path(source) -> Path:
     return Path(find_recipe(source))
 
 
-def recipe_mechanism(source) -> tuple[str, dict] | None:
-    """A recipe's [mechanism]: (short name, its parameters but ε and δ), or None for a corpus."""
+def recipe_mechanism(source, overrides: dict | None = None) -> tuple[str, dict] | None:
+    """A recipe's [mechanism] (with ``overrides``, ``{"section.key": value}``): (short name, its
+    parameters but ε and δ), or None for a corpus, whose ``overrides`` are refused."""
     if not isinstance(source, (str, os.PathLike)) or _recipe_or_path(source).suffix != ".cfg":
+        if overrides:
+            raise ParameterError("overrides", sorted(overrides), "none for a corpus file or "
+                                 "item sets (they change a recipe's values)",
+                                 "Evaluate a recipe (a .cfg file or a shipped recipe's name) "
+                                 "whose [paths] corpus is the file.")
         return None
-    from ..recipes import load_recipe
+    from ..recipes import load_recipe, resolve_sections
     from ..registry import mechanism_parameters, shortest_name
-    section = load_recipe(source)["mechanism"]
+    cfg = load_recipe(source, overrides)
+    resolve_sections(cfg, ("mechanism",))   # checked as a run checks it, also when not compared
+    section = cfg["mechanism"]
     name = shortest_name(section["@mechanisms"])
     params = {k: v for k, v in section.items()
               if not k.startswith("@") and k not in ("epsilon", "delta")}
@@ -258,7 +267,8 @@ def evaluate(source, mechanisms: list[str] | None, epsilons: list[float], delta:
              repeats: int = 3, max_items_per_user: list[int] | None = None,
              mechanism_params: dict | None = None, jobs: int = 1,
              on_run: Callable[[dict], None] | None = None, progress=None,
-             holdout: float = 0.0, on_step: Callable[[str], None] | None = None) -> Evaluation:
+             holdout: float = 0.0, on_step: Callable[[str], None] | None = None,
+             overrides: dict | None = None) -> Evaluation:
     """Compare mechanisms side by side on one corpus: every (mechanism, ε, Δ0) configuration
     runs ``repeats`` times on the same extracted item sets. A research harness for the data
     owner: its NON-PRIVATE columns are computed from raw data and must not be published.
@@ -299,6 +309,9 @@ def evaluate(source, mechanisms: list[str] | None, epsilons: list[float], delta:
         Called with a line saying what starts in the tokenizer comparison (a recipe exporting
         a Hugging Face tokenizer, with ``holdout``): the recipe at each ε, the non-private
         trainer (minutes each on a large corpus).
+    overrides : dict or None
+        A recipe's values to replace, keyed by ``"section.key"`` as ``run_recipe`` takes them
+        (``{"paths.corpus": "my.jsonl.gz", "corpus.text_field": "body"}``); only for a recipe.
 
     Returns
     -------
@@ -313,6 +326,8 @@ def evaluate(source, mechanisms: list[str] | None, epsilons: list[float], delta:
     ------
     ParameterError
         A list given as a single value, an unknown mechanism or a parameter out of range.
+    RecipeError
+        The recipe, or an override naming no section of it.
     CorpusError
         The corpus cannot be read, gives no document, or holds no item.
     """
@@ -322,7 +337,7 @@ def evaluate(source, mechanisms: list[str] | None, epsilons: list[float], delta:
         _check_list(mechanisms, "mechanisms", '["policy_gaussian", "gw"]')
     if max_items_per_user is not None:
         _check_list(max_items_per_user, "max_items_per_user", "[10, 100]")
-    recipe = recipe_mechanism(source)
+    recipe = recipe_mechanism(source, overrides)
     mechanisms = compared_mechanisms(recipe, mechanisms)
     if recipe is not None and recipe[0] in mechanisms:   # the recipe's own settings for it
         own = {k: v for k, v in recipe[1].items() if k != "max_items_per_user"}
@@ -347,7 +362,7 @@ def evaluate(source, mechanisms: list[str] | None, epsilons: list[float], delta:
         check_positive_int(d0, "max_items_per_user")
     mechanism_params = _with_recipe_public_params(recipe, mechanisms, mechanism_params or {})
     from ..registry import mechanism_class
-    itemsets, extractor = _load(source, progress)
+    itemsets, extractor = _load(source, progress, overrides=overrides)
     if not itemsets.n_pairs:
         # evaluate is the data owner's NON-PRIVATE harness: saying the corpus is empty is fine
         raise CorpusError("no item in the corpus (no user holds one): "
@@ -364,8 +379,8 @@ def evaluate(source, mechanisms: list[str] | None, epsilons: list[float], delta:
     itemsets = train
     utility = VocabularyUtility(train, heldout, extractor.describe())
     if needs_seq:   # the same users held out of the n-gram mechanisms
-        sequences, held_sequences = split_users(_load(source, progress, sequences=True)[0],
-                                                float(holdout))
+        sequences, held_sequences = split_users(
+            _load(source, progress, sequences=True, overrides=overrides)[0], float(holdout))
     configs = [{"mechanism": m, "epsilon": float(e), "delta": float(delta),
                 "max_items_per_user": int(d0), **mechanism_params.get(m, {}), "repeat": r}
                for m in mechanisms for e in epsilons for d0 in d0s for r in range(repeats)]
@@ -421,28 +436,29 @@ def evaluate(source, mechanisms: list[str] | None, epsilons: list[float], delta:
                    "union_size": int((holders > 0).sum()),
                    **{f"held_by_at_least_{k}": int((holders >= k).sum())
                       for k in HOLDER_THRESHOLDS}}
-    context = {"source": _source_name(source), "holdout": float(holdout),
+    context = {"source": _source_name(source, overrides), "holdout": float(holdout),
                "users_NON_PRIVATE": int(train.n_users + heldout.n_users),
                "heldout_users_NON_PRIVATE": int(heldout.n_users), "delta": float(delta),
                "repeats": int(repeats), "dp_vocab_version": __version__,
                "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
     tokenizers = compare_tokenizers(_recipe_or_path(source), epsilons, float(holdout),
-                                    on_step=on_step) \
-        if holdout and _exports_hf_tokenizer(source) else []
+                                    overrides, on_step=on_step) \
+        if holdout and _exports_hf_tokenizer(source, overrides) else []
     return Evaluation(runs=runs, summary=summary, non_private=non_private,
                       released_example=examples, holders=holders, vocab=itemsets.vocab,
                       context=context, tokenizers=tokenizers)
 
 
-def _exports_hf_tokenizer(source) -> bool:
-    """Whether ``source`` is a recipe with a dp_vocab.hf_tokenizer.v1 export."""
+def _exports_hf_tokenizer(source, overrides: dict | None = None) -> bool:
+    """Whether ``source`` (with ``overrides``) is a recipe with a dp_vocab.hf_tokenizer.v1
+    export."""
     if isinstance(source, ItemSets):
         return False
     path = _recipe_or_path(source)
     if path.suffix != ".cfg":
         return False
     from ..recipes import load_recipe
-    export = load_recipe(path).get("export") or {}
+    export = load_recipe(path, overrides).get("export") or {}
     parts = [export] if "@exporters" in export else list(export.values())
     return any(isinstance(p, dict) and p.get("@exporters") == "dp_vocab.hf_tokenizer.v1"
                for p in parts)
@@ -512,16 +528,19 @@ def compare_tokenizers(recipe, epsilons, holdout: float = 0.2, overrides=None,
     return rows
 
 
-def _source_name(source) -> str:
-    """What was evaluated, for the report's header (a path as given, or the recipe's name)."""
+def _source_name(source, overrides: dict | None = None) -> str:
+    """What was evaluated, for the report's header (a path as given, or the recipe's name and
+    the keys it was overridden at)."""
     if isinstance(source, ItemSets):
         return "item sets given from Python"
     path = _recipe_or_path(source)
     if path.suffix == ".cfg":
         from ..ingest.corpora.bundled import PRESETS
         name = f"shipped recipe {path.stem}" if path.parent == PRESETS else f"recipe {source}"
+        if overrides:
+            name += " with overrides " + ", ".join(overrides)
         from ..recipes import load_recipe
-        corpus = load_recipe(path)["corpus"].get("path")
+        corpus = load_recipe(path, overrides)["corpus"].get("path")
         return f"{name} (corpus {corpus})" if corpus else name
     return str(source)
 
