@@ -226,3 +226,17 @@ def test_wheel_carries_the_license(wheel_venv):
     assert licences, "no LICENSE in the wheel's metadata"
     assert "Apache License" in licences[0].read_text(encoding="utf-8")
     assert "Version 2.0" in (REPO / "LICENSE").read_text(encoding="utf-8")
+
+
+def test_private_bpe_keeps_a_line_long_unit_of_wide_characters_as_an_item():
+    """``max_length`` counts byte-level characters (an emoji is four): private-bpe keeps a rule
+    of 79 "═" (237) and a long Cyrillic word as items, which BpeTrainer can make tokens of."""
+    from dp_vocab.ingest.text.tokenizers import byte_level
+    from dp_vocab.recipes import resolve_sections
+    extract = resolve_sections(load_recipe("private-bpe"), ("items",))["items"]
+    rule, word = "═" * 79, "человеконенавистничество"   # 24 letters, 48 byte-level characters
+    items = extract(f"# {rule}\nx = '{word}' + 'превысокомногорассмотрительствующий'")
+    assert byte_level(" " + rule) in items and byte_level(word) in items
+    assert byte_level("превысокомногорассмотрительствующий") in items   # 70
+    assert byte_level(" " + "🚨" * 79) in extract("# " + "🚨" * 79)   # 317
+    assert byte_level(" " + "🚨" * 80) not in extract("# " + "🚨" * 80)   # 321: dropped
