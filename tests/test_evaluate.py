@@ -2,6 +2,7 @@
 
 import html
 import json
+import re
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -397,3 +398,51 @@ def test_evaluate_refuses_overrides_of_a_corpus_file(tmp_path):
                                              r"got \['corpus\.text_field'\]\. Evaluate a "
                                              r"recipe"):
         evaluate(SAMPLE, ["gw"], [3.0], overrides={"corpus.text_field": "body"})
+
+
+@pytest.mark.parametrize("key, value, says", [
+    ("budget.epsilon", 5, "--epsilon"), ("mechanism.delta", 0.5, "--delta"),
+    ("run.seed", 3, "reads only [paths], [corpus], [items] and [mechanism]"),
+    ("export.vocab_size", 10, "reads only"),
+    ("mechanism.max_items_per_user", 50, "Give Δ0 once")])
+def test_evaluate_refuses_an_override_it_would_not_use(key, value, says, monkeypatch):
+    """An override evaluate would ignore is refused before any data is read, so the report
+    never lists one that did nothing."""
+    import dp_vocab.research.evaluation as ev
+    monkeypatch.setattr(ev, "_load", lambda *a, **k: pytest.fail("the corpus was read"))
+    from dp_vocab.errors import ParameterError
+    with pytest.raises(ParameterError, match=rf"^--{re.escape(key)}: .*{re.escape(says)}"):
+        evaluate("quickstart", ["gw"], [1.0], repeats=1, overrides={key: value},
+                 max_items_per_user=[10] if key.endswith("per_user") else None)
+
+
+def test_evaluate_with_holdout_checks_the_recipe_runs_before_reading(monkeypatch):
+    """With --holdout on a tokenizer recipe its runs read every section: a bad [export] value
+    is the run's own error, raised before the corpus is read."""
+    import dp_vocab.research.evaluation as ev
+    monkeypatch.setattr(ev, "_load", lambda *a, **k: pytest.fail("the corpus was read"))
+    from dp_vocab.errors import ParameterError
+    with pytest.raises(ParameterError, match=r"vocab_size"):
+        evaluate("private-bpe", ["gw"], [1.0], repeats=1, holdout=0.2,
+                 overrides={"export.vocab_size": 10})
+
+
+def test_evaluate_output_inside_an_overridden_text_folder_is_refused(tmp_path):
+    """The corpus an override names is protected as a run protects it: a report written into
+    the folder the reader searches would be read as documents next time."""
+    folder = tmp_path / "docs"
+    (folder / "alice").mkdir(parents=True)
+    (folder / "alice" / "a.txt").write_text("the cat sat", encoding="utf-8")
+    cfg = tmp_path / "txt.cfg"
+    jsonl = ('@readers = "dp_vocab.jsonl.v1"\npath = ${paths.corpus}\nuser_field = "user"\n'
+             'text_field = "text"\n')
+    text = (RECIPE_DIR / "quickstart.cfg").read_text(encoding="utf-8")
+    assert jsonl in text
+    cfg.write_text(text.replace(jsonl, '@readers = "dp_vocab.text_folder.v1"\n'
+                                       'path = ${paths.corpus}\npattern = "**/*.txt"\n'),
+                   encoding="utf-8")
+    res = CliRunner().invoke(app, ["evaluate", str(cfg), "--mechanisms", "gw", "--epsilon", "1",
+                                   "-o", str(folder / "ev"), "--paths.corpus", str(folder)])
+    assert res.exit_code == 2 and "whose sub-folders the corpus reader searches" in res.stderr, \
+        res.output
+    assert not (folder / "ev").exists()

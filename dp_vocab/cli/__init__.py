@@ -273,7 +273,8 @@ def evaluate(ctx: typer.Context,
     from rich.console import Console
     from rich.progress import Progress
 
-    from ..research.evaluation import compared_mechanisms, recipe_mechanism, write_report
+    from ..research.evaluation import (compared_mechanisms, output_guards,
+                                       recipe_mechanism, write_report)
     from ..research.evaluation import evaluate as run_eval
     from ..export.output_dir import check_output_dir
     from ..recipes import parse_override_value, parse_overrides
@@ -286,7 +287,8 @@ def evaluate(ctx: typer.Context,
               "dp-vocab checkout)")
     with _errors():
         overrides = parse_overrides(list(ctx.args))
-        check_output_dir(output, force, protect=[source])
+        protect, below = output_guards(source, overrides)
+        check_output_dir(output, force, protect, below)
         params: dict = {}
         for kv in param:
             if "=" not in kv or "." not in kv.split("=", 1)[0]:
@@ -321,7 +323,7 @@ def evaluate(ctx: typer.Context,
         finally:
             if task is not None:
                 configs.stop()
-        files = write_report(result, output, force, protect=[source])
+        files = write_report(result, output, force, protect=protect)
         Console().print(result.table())
         typer.echo(_printable(f"wrote {output}/: {', '.join(files)}"))
 

@@ -694,6 +694,15 @@ def _check_special_tokens(exporters: list, extractor) -> None:
                                      "Wrap it in brackets, e.g. \"<" + token + ">\".")
 
 
+def output_guards(recipe, overrides: dict[str, Any] | None = None) -> tuple[list, list]:
+    """``check_output_dir``'s ``protect`` and ``read_below`` for a recipe with ``overrides``, as
+    ``plan_run`` checks them: the recipe file and its corpus, and the folders its reader
+    searches."""
+    recipe = find_recipe(recipe)
+    cfg = load_recipe(recipe, overrides)
+    return _input_paths(recipe, cfg), _searched_folders(cfg)
+
+
 def _input_paths(recipe, cfg: Config) -> list[Path]:
     """The recipe file and the corpus location (the fixed part of a glob): an output must not
     contain them."""

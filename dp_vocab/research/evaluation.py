@@ -163,6 +163,16 @@ def _recipe_or_path(source) -> Path:
     return Path(find_recipe(source))
 
 
+def output_guards(source, overrides: dict | None = None) -> tuple[list, list]:
+    """What evaluate's output must not contain (``source``, and a recipe's corpus) and the
+    folders it must not be inside (those a recipe's reader searches), as a run checks them."""
+    if isinstance(source, (str, os.PathLike)) and _recipe_or_path(source).suffix == ".cfg":
+        from ..recipes import output_guards as recipe_guards
+        protect, below = recipe_guards(_recipe_or_path(source), overrides)
+        return [source, *protect], below
+    return [source], []
+
+
 def recipe_mechanism(source, overrides: dict | None = None) -> tuple[str, dict] | None:
     """A recipe's [mechanism] (with ``overrides``, ``{"section.key": value}``): (short name, its
     parameters but ε and δ), or None for a corpus, whose ``overrides`` are refused."""
@@ -338,6 +348,13 @@ def evaluate(source, mechanisms: list[str] | None, epsilons: list[float], delta:
     if max_items_per_user is not None:
         _check_list(max_items_per_user, "max_items_per_user", "[10, 100]")
     recipe = recipe_mechanism(source, overrides)
+    tokenizer_runs = bool(holdout) and _exports_hf_tokenizer(source, overrides)
+    _check_used_overrides(overrides or {}, tokenizer_runs, max_items_per_user)
+    if tokenizer_runs:   # the recipe's runs, checked before any data is read
+        import tempfile
+        from ..recipes import plan_run
+        with tempfile.TemporaryDirectory(prefix="dp-vocab-check-") as tmp:
+            plan_run(_recipe_or_path(source), Path(tmp) / "planned", overrides)
     mechanisms = compared_mechanisms(recipe, mechanisms)
     if recipe is not None and recipe[0] in mechanisms:   # the recipe's own settings for it
         own = {k: v for k, v in recipe[1].items() if k != "max_items_per_user"}
@@ -442,11 +459,32 @@ def evaluate(source, mechanisms: list[str] | None, epsilons: list[float], delta:
                "repeats": int(repeats), "dp_vocab_version": __version__,
                "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
     tokenizers = compare_tokenizers(_recipe_or_path(source), epsilons, float(holdout),
-                                    overrides, on_step=on_step) \
-        if holdout and _exports_hf_tokenizer(source, overrides) else []
+                                    overrides, on_step=on_step) if tokenizer_runs else []
     return Evaluation(runs=runs, summary=summary, non_private=non_private,
                       released_example=examples, holders=holders, vocab=itemsets.vocab,
                       context=context, tokenizers=tokenizers)
+
+
+# what evaluate reads of a recipe; --epsilon and --delta take the place of ε and δ
+_EVALUATED_SECTIONS = ("paths", "corpus", "items", "mechanism")
+
+
+def _check_used_overrides(overrides: dict, tokenizer_runs: bool, max_items_per_user) -> None:
+    """Refuse overrides evaluate would not use, so the report never lists an ignored one: it
+    reads [paths], [corpus], [items] and [mechanism] (but ε and δ), and the recipe's runs with
+    ``--holdout`` read every section but ``budget.epsilon``."""
+    for key in overrides:
+        section, _, name = key.partition(".")
+        if key == "budget.epsilon" or (section == "mechanism" and name in ("epsilon", "delta")):
+            fix = "Set ε with --epsilon (epsilons=) and δ with --delta (delta=)."
+        elif key == "mechanism.max_items_per_user" and max_items_per_user is not None:
+            fix = "Give Δ0 once: --max-items-per-user (max_items_per_user=) sets it here."
+        elif section in _EVALUATED_SECTIONS or tokenizer_runs:
+            continue
+        else:
+            fix = ("Without --holdout on a recipe that exports a Hugging Face tokenizer, "
+                   "evaluate reads only [paths], [corpus], [items] and [mechanism].")
+        raise ParameterError(f"--{key}", overrides[key], "an override that evaluate uses", fix)
 
 
 def _exports_hf_tokenizer(source, overrides: dict | None = None) -> bool:
