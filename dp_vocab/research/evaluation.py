@@ -112,8 +112,7 @@ def _load(source, progress, sequences: bool = False, overrides: dict | None = No
     """(item sets or token sequences, the item extractor that made them); ``overrides``
     change a recipe's values (``recipes.load_recipe``)."""
     from ..ingest.corpora import ArrowReader, CsvReader, JsonlReader, ParquetReader
-    from ..ingest.corpora.readers import format_of, nothing_read
-    from ..ingest.extract import extract_itemsets, extract_sequences
+    from ..ingest.corpora.readers import format_of
     from ..ingest.text.items import ItemExtractor
     from ..ingest.text.tokenizers import RegexTokenizer
     if isinstance(source, ItemSets):
@@ -136,12 +135,9 @@ def _load(source, progress, sequences: bool = False, overrides: dict | None = No
         read = {"csv": CsvReader, "parquet": ParquetReader,
                 "arrow": ArrowReader}.get(format_of(path) or "jsonl", JsonlReader)
         reader, extractor = read(path), ItemExtractor(RegexTokenizer())
-    extract = extract_sequences if sequences else extract_itemsets
-    data = extract(reader, extractor, on_progress=(lambda: progress(reader)) if progress
-                   else None)
-    if not data.n_users:   # as a run says it (backends.Backend.load)
-        raise nothing_read(reader)
-    return data, extractor
+    # a run's own loading: a corpus that gives no document is the same error here
+    from ..backends.local import LocalBackend
+    return LocalBackend().load(reader, extractor, sequences, progress), extractor
 
 
 PUBLIC_PARAMS = ("public_frequencies", "lang", "public_items", "public_bands", "public_fdr",
