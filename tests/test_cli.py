@@ -437,13 +437,31 @@ def test_skip_mode_reports_skips_on_the_console_only(tmp_path):
     res = runner.invoke(app, ["run", str(QUICKSTART), "-o", str(out), "--paths.corpus", str(p),
                               "--corpus.on_error", "skip"])
     assert res.exit_code == 0, res.output
-    assert "skipped 1 line(s)" in res.output and "c.jsonl:11" in res.output
+    assert "skipped 1 line (empty" in res.output and "c.jsonl:11" in res.output
     assert "skipped" not in (out / "privacy.json").read_text()
     # --quiet drops progress and the summary, not the news that lines were dropped
     res = runner.invoke(app, ["run", str(QUICKSTART), "-o", str(out), "--paths.corpus", str(p),
                               "--corpus.on_error", "skip", "--force", "-q"])
     assert res.exit_code == 0, res.output
-    assert "skipped 1 line(s)" in res.output and "dp-vocab release" not in res.output
+    assert "skipped 1 line (empty" in res.output and "dp-vocab release" not in res.output
+
+
+def test_a_text_folder_counts_its_skipped_files_as_files(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for i in range(30):
+        (docs / f"u{i}.txt").write_text("the cat sat", encoding="utf-8")
+    for i in range(1200):   # empty files: skipped, and counted with a thousands separator
+        (docs / f"e{i}.txt").write_text("", encoding="utf-8")
+    recipe = tmp_path / "r.cfg"
+    recipe.write_text(QUICKSTART.read_text(encoding="utf-8").replace(
+        '@readers = "dp_vocab.jsonl.v1"', '@readers = "dp_vocab.text_folder.v1"')
+        .replace('user_field = "user"\n', "").replace('text_field = "text"\n', ""),
+        encoding="utf-8")
+    res = runner.invoke(app, ["run", str(recipe), "-o", str(tmp_path / "o"), "-q",
+                              "--paths.corpus", str(docs)])
+    assert res.exit_code == 0, res.output
+    assert "skipped 1,200 files (empty documents, and malformed files with" in res.output
 
 
 def test_plan_reads_no_data_and_execute_does(tmp_path):

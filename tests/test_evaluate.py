@@ -54,6 +54,10 @@ def test_evaluate_records_and_report(tmp_path):
     assert "http" not in (out / "report.html").read_text()  # one file, no network
     assert "NON-PRIVATE" in (out / "results.json").read_text()
     assert (out / "results.csv").read_text().count("\n") == 9
+    # strict JSON: a measure not taken (no holdout here) is null, never NaN
+    text = (out / "results.json").read_text(encoding="utf-8")
+    json.loads(text, parse_constant=lambda name: pytest.fail(f"results.json holds {name}"))
+    assert any(v is None for row in json.loads(text)["summary"] for v in row.values())
 
 
 def test_evaluate_cli_on_the_sample(tmp_path):
@@ -398,6 +402,22 @@ def test_evaluate_refuses_overrides_of_a_corpus_file(tmp_path):
                                              r"got \['corpus\.text_field'\]\. Evaluate a "
                                              r"recipe"):
         evaluate(SAMPLE, ["gw"], [3.0], overrides={"corpus.text_field": "body"})
+
+
+def test_a_corpus_file_of_other_fields_is_pointed_to_a_recipe(tmp_path):
+    """A corpus file is read with its reader's defaults: the reader's hints name recipe keys,
+    so the error says how to set them (a recipe on the file), and that route works."""
+    from dp_vocab.errors import CorpusError
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text("".join(json.dumps({"author": f"u{i}", "body": "the cat sat"}) + "\n"
+                              for i in range(40)), encoding="utf-8")
+    with pytest.raises(CorpusError, match=r"c\.jsonl:1: field 'user': missing .*evaluate reads a "
+                                          r"corpus file with its reader's defaults .*dp-vocab "
+                                          r"evaluate quickstart --paths\.corpus FILE"):
+        evaluate(str(corpus), ["gw"], [3.0], repeats=1)
+    ev = evaluate("quickstart", ["gw"], [3.0], repeats=1, overrides={
+        "paths.corpus": str(corpus), "corpus.user_field": "author", "corpus.text_field": "body"})
+    assert ev.non_private["union_size"] == 3
 
 
 @pytest.mark.parametrize("key, value, says", [

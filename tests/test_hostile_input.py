@@ -227,11 +227,18 @@ def _frame_cases():
          r"<Dataset>: field 'text': expected a column of strings, found a column of type list"),
         ("datasets-float-ids", lambda: _dataset(user=[1.5] * 6, text=TEXTS), {},
          r"<Dataset>: field 'user': .*found a column of type double"),
-        ("datasets-empty", lambda: _dataset(user=[], text=[]), {}, []),
+        # as a run: a table that gives no document is an error, not a release of no users
+        ("datasets-empty", lambda: _dataset(user=[], text=[]), {},
+         r"^<Dataset>: no document was read: found no row holding a document\. Pass a table "
+         r"that holds documents$"),
+        ("polars-blank-texts-only", lambda: _polars(user=list("abcdef"), text=[" ", "\n"] * 3),
+         {}, r"^<DataFrame>: no document was read: all 6 rows were skipped \(the first: "
+             r"<DataFrame>:1: field 'text': empty document, skipped\)\. Check that text= names "
+             r"the column holding the texts$"),
     ]
 
 
-@pytest.mark.parametrize("case", range(19))
+@pytest.mark.parametrize("case", range(20))
 def test_hostile_frames_give_a_clear_error_or_the_right_item_sets(case):
     from dp_vocab import itemsets_from_frame
     name, make, kwargs, expected = _frame_cases()[case]
@@ -252,7 +259,7 @@ def test_hostile_frames_give_a_clear_error_or_the_right_item_sets(case):
 
 
 def test_the_frame_cases_are_all_run():
-    assert len(_frame_cases()) == 19
+    assert len(_frame_cases()) == 20
 
 
 def test_an_error_after_sigterm_reads_as_the_interruption(monkeypatch, capsys):

@@ -180,9 +180,17 @@ def _gz_truncated(d):
     return run(recipe(d, str(d / "c.jsonl.gz")), "-o", "{out}")
 
 
-def _empty_corpus(d):
-    (d / "c.jsonl").write_text("", encoding="utf-8")
+def _empty_corpus(d, text=""):
+    (d / "c.jsonl").write_text(text, encoding="utf-8")
     return run(recipe(d, str(d / "c.jsonl")), "-o", "{out}")
+
+
+def _mechanism_without_budget(d):
+    path = Path(recipe(d, users_jsonl(d)))
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("epsilon = ${budget.epsilon}\n", "")
+                    .replace("delta = ${budget.delta}\n", ""), encoding="utf-8")
+    return run(str(path), "-o", "{out}")
 
 
 def _few_users(d):
@@ -405,6 +413,10 @@ CASES = [
          message=r"c\.jsonl\.gz: the compressed stream is corrupt"),
     # a run that reads no document stops, whatever the reader, and writes nothing
     Case("empty-corpus", _empty_corpus,
+         message=r"c\.jsonl: no document was read: found no line holding a document\. The file "
+                 r"is empty \(0 bytes\), as a write that stopped leaves it\. Point the recipe at "
+                 r"your data with --paths\.corpus"),
+    Case("newlines-only-corpus", lambda d: _empty_corpus(d, "\n\n\n"),
          message=r"c\.jsonl: no document was read: found no line holding a document\. Point "
                  r"the recipe at your data with --paths\.corpus"),
     Case("every-line-skipped", _every_line_skipped,
@@ -414,7 +426,14 @@ CASES = [
     Case("blank-documents-only", _blank_documents,
          message=r"c\.jsonl: no document was read: all 60 lines were skipped \(the first: "
                  r"\S*c\.jsonl:1: field 'text': empty document, skipped\)\. Check that "
-                 r"user_field and text_field"),
+                 r"text_field names the field holding the texts$"),
+    # the reason names its own fix: no hint about fields beside it
+    Case("csv-short-rows-skipped",
+         lambda d: run(recipe(d, users_csv(d, [f"{SECRET} {i}" for i in range(5)]),
+                              reader="csv", reader_args='on_error = "skip"'), "-o", "{out}"),
+         message=r"c\.csv: no document was read: all 5 lines were skipped \(the first: "
+                 r"\S*c\.csv:2: expected 2 columns, found 1\)\. on_error = \"skip\" skips bad "
+                 r"lines, it cannot make a corpus of them$"),
     Case("csv-header-only", lambda d: run(recipe(d, users_csv(d, []), reader="csv"), "-o",
                                           "{out}"),
          message=r"c\.csv: no document was read: found no line holding a document"),
@@ -451,7 +470,8 @@ CASES = [
          message=r"a\.txt: file longer than max_file_bytes"),
     Case("text-folder-bad-utf8",
          lambda d: _text_folder(d, files={"a.txt": b"line one\nline two \xff\n"}),
-         message=r"a\.txt:2: not valid UTF-8"),
+         message=r"a\.txt:2: not valid UTF-8 .*Fix the file, or set corpus\.on_error = "
+                 r"\"skip\" .* to skip such files"),
     Case("text-folder-missing", lambda d: run(recipe(d, str(d / "nodir"), reader="text_folder"),
                                               "-o", "{out}"),
          message=r"nodir: corpus folder not found"),
@@ -518,6 +538,35 @@ CASES = [
     Case("override-without-section", lambda d: run(recipe(d, users_jsonl(d)), "-o", "{out}",
                                                    "--epsilon", "1"),
          message=r"override '--epsilon': expected --section\.key VALUE"),
+    Case("override-key-with-newline", lambda d: run(recipe(d, users_jsonl(d)), "-o", "{out}",
+                                                    "--mechanism.epsilon\n[budget]", "1"),
+         message=r"override '--mechanism\.epsilon\\n\[budget\]': expected --section\.key "
+                 r"VALUE, the section and key made of letters"),
+    Case("override-key-without-key", lambda d: run(recipe(d, users_jsonl(d)), "-o", "{out}",
+                                                   "--mechanism.", "1"),
+         message=r"override '--mechanism\.': expected --section\.key VALUE"),
+    Case("override-of-a-whole-section",
+         lambda d: run(recipe(d, users_jsonl(d)), "-o", "{out}", "--items.tokenizer", "1"),
+         message=r"override --items\.tokenizer: \[items\.tokenizer\] is a section of the "
+                 r"recipe, not a value; set one of its keys, e\.g\. --items\.tokenizer\."),
+    Case("override-under-a-value",
+         lambda d: run(recipe(d, users_jsonl(d)), "-o", "{out}", "--budget.epsilon.x", "1"),
+         message=r"override --budget\.epsilon\.x: budget\.epsilon is a value, not a section; "
+                 r"set it with --budget\.epsilon VALUE"),
+    Case("unknown-tokenizer-key-override",
+         lambda d: run(recipe(d, users_jsonl(d)), "-o", "{out}", "--items.tokenizer.patern", "x"),
+         message=r"items\.tokenizer\.patern: unexpected argument: 'patern'; "
+                 r"dp_vocab\.regex\.v1 takes: "),
+    Case("override-before-the-recipe",
+         lambda d: ["run", "--budget.epsilon", "1", recipe(d, users_jsonl(d)), "-o", "{out}"],
+         message=r"RECIPE: expected a recipe first, found the override '--budget\.epsilon'; give "
+                 r"the recipe before the overrides: dp-vocab run RECIPE --output DIR "
+                 r"--budget\.epsilon VALUE"),
+    Case("recipe-without-the-budget-in-mechanism", _mechanism_without_budget,
+         message=r"mechanism\.epsilon: missing required argument: 'epsilon'; mechanism\.delta: "
+                 r"missing required argument: 'delta'; take the budget from \[budget\]: "
+                 r"epsilon = \$\{budget\.epsilon\} and delta = \$\{budget\.delta\} in "
+                 r"\[mechanism\]"),
     Case("over-budget", lambda d: run(recipe(d, users_jsonl(d)), "-o", "{out}",
                                       "--mechanism.epsilon", "8"),
          message=r"budget"),

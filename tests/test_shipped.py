@@ -132,20 +132,14 @@ def _site_packages() -> list[str]:
 
 
 def _can_build_offline() -> bool:
-    """setuptools >= 70.1 builds wheels itself; older ones need the wheel package. Without
-    them pip fetches the build backend from the package index."""
+    """The installed setuptools builds the wheel if it meets pyproject's build requirement
+    (>= 77, which reads an SPDX license and builds wheels itself); else pip fetches it."""
     try:
         import setuptools
     except ImportError:
         return False
-    major, minor = (int(x) for x in setuptools.__version__.split(".")[:2])
-    if (major, minor) >= (70, 1):
-        return True
-    try:
-        import wheel  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    major = int(setuptools.__version__.split(".")[0])
+    return major >= 77
 
 
 def _pip_version() -> tuple[int, ...]:

@@ -98,6 +98,16 @@ def _errors():
               f"traceback, and report the problem", code=1)
 
 
+def _recipe_first(recipe: Path, usage: str) -> None:
+    """``run --budget.epsilon 1 RECIPE``: the override's name arrives as the recipe (an
+    unknown option's value is not known to the parser)."""
+    from ..errors import RecipeError
+    if str(recipe).startswith("--"):
+        raise RecipeError(f"RECIPE: expected a recipe first, found the override {str(recipe)!r}; "
+                          f"give the recipe before the overrides: dp-vocab {usage} "
+                          f"{recipe}{'' if '=' in str(recipe) else ' VALUE'}")
+
+
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
              short_help="Run a recipe and write its release.")
 def run(ctx: typer.Context,
@@ -140,6 +150,7 @@ def run(ctx: typer.Context,
     logging.getLogger("asyncio").setLevel(logging.CRITICAL)
     with _errors():
         from ..compiled import EVERY_RUN, kernels_cached
+        _recipe_first(recipe, "run RECIPE --output DIR")
         overrides = parse_overrides(list(ctx.args))
         # not the n-gram kernels: a user who never runs dpne would be told on every run
         compiling = not kernels_cached(EVERY_RUN)
@@ -286,6 +297,7 @@ def evaluate(ctx: typer.Context,
         _fail("evaluate needs matplotlib: pip install 'matplotlib>=3.6' (or '.[eval]' in a "
               "dp-vocab checkout)")
     with _errors():
+        _recipe_first(source, "evaluate RECIPE")
         overrides = parse_overrides(list(ctx.args))
         protect, below = output_guards(source, overrides)
         check_output_dir(output, force, protect, below)

@@ -153,7 +153,8 @@ def print_skipped(result) -> None:
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     if result.skipped:
         err.print(f"[yellow]NON-PRIVATE operator diagnostic (stderr only, never written to the "
-                  f"output; do not publish): skipped {result.skipped} line(s) (empty documents, "
-                  f"and malformed lines with on_error = \"skip\"). First:[/]")
+                  f"output; do not publish): skipped {result.skipped:,} "
+                  f"{result.skip_unit}{'' if result.skipped == 1 else 's'} (empty documents, "
+                  f"and malformed {result.skip_unit}s with on_error = \"skip\"). First:[/]")
         for reason in result.skip_reasons:
             err.print(f"  {reason}", markup=False)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import shutil
 import tempfile
@@ -185,9 +186,22 @@ def _install(tmp: Path, target: Path, trash: Path, shown, force: bool) -> bool:
 
 
 def write_json(path: Path, obj) -> None:
+    """Strict JSON: a number that is not finite (a measure not taken) is written as null, as
+    JSON has no NaN and strict parsers refuse Python's."""
     with open(path, "w", encoding="utf-8") as f:
-        json.dump(obj, f, indent=2, ensure_ascii=False, sort_keys=False)
+        json.dump(_finite(obj), f, indent=2, ensure_ascii=False, sort_keys=False,
+                  allow_nan=False)
         f.write("\n")
+
+
+def _finite(obj):
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_finite(v) for v in obj]
+    return obj
 
 
 def _umask() -> int:

@@ -99,6 +99,12 @@ def itemsets_from_frame(frame, user: str = "user", text: str = "text", extractor
     ItemSets
         The users' distinct items with their own counts, ready for ``mechanism.release``.
 
+    Raises
+    ------
+    CorpusError
+        A bad row (with ``on_error = "raise"``), or a frame that gives no document (no row,
+        or only blank or skipped ones).
+
     Examples
     --------
     >>> import polars as pl
@@ -107,12 +113,16 @@ def itemsets_from_frame(frame, user: str = "user", text: str = "text", extractor
     {'a': {'hi': 1, 'there': 1, 'bye': 1}, 'b': {'hi': 1}}
     """
     from .corpora import FrameReader
+    from .corpora.readers import nothing_read
     if extractor is None:
         from .text.items import ItemExtractor
         from .text.tokenizers import RegexTokenizer
         extractor = ItemExtractor(RegexTokenizer())
-    return extract_itemsets(FrameReader(frame, user_field=user, text_field=text,
-                                        on_error=on_error), extractor)
+    reader = FrameReader(frame, user_field=user, text_field=text, on_error=on_error)
+    itemsets = extract_itemsets(reader, extractor)
+    if not itemsets.n_users:   # as a run: a table with no document is an error, not no users
+        raise nothing_read(reader)
+    return itemsets
 
 
 # -- batches of documents ----------------------------------------------------------------------

@@ -59,6 +59,8 @@ class RunResult:
     # and malformed lines on request)
     skipped: int = 0
     skip_reasons: list = field(default_factory=list)
+    # what ``skipped`` counts: lines, table rows, or a text folder's files
+    skip_unit: str = "line"
 
 
 def parse_override_value(text: str) -> Any:
@@ -94,8 +96,37 @@ def parse_overrides(args: list[str]) -> dict[str, Any]:
             else:
                 value = args[i + 1]
                 i += 2
-        out[key.replace("-", "_")] = parse_override_value(value)
+        key = key.replace("-", "_")
+        if not _OVERRIDE_KEY.fullmatch(key):
+            raise RecipeError(f"override {'--' + key!r:.80}: expected --section.key VALUE, the "
+                              f"section and key made of letters, digits and _ (e.g. "
+                              f"--budget.epsilon 1 or --items.tokenizer.kind bert_parts)")
+        out[key] = parse_override_value(value)
     return out
+
+
+# section.key[.key...]; a key may be a registry reference (@tokenizers)
+_OVERRIDE_KEY = re.compile(r"[A-Za-z_]\w*(\.@?[A-Za-z_]\w*)+", re.ASCII)
+
+
+def _check_override_targets(overrides: dict, cfg) -> None:
+    """An override sets a value: not a whole section (confection fails on that with a
+    TypeError), and not a key under a value."""
+    for key, value in overrides.items():
+        node, parts = cfg, key.split(".")
+        for depth, part in enumerate(parts):
+            if not isinstance(node, dict) or part not in node:
+                break
+            node = node[part]
+            here = ".".join(parts[:depth + 1])
+            if depth == len(parts) - 1 and isinstance(node, dict) and not isinstance(value, dict):
+                example = next((k for k in node if not k.startswith("@")
+                                and not isinstance(node[k], dict)), "KEY")
+                raise RecipeError(f"override --{key}: [{here}] is a section of the recipe, not "
+                                  f"a value; set one of its keys, e.g. --{here}.{example} VALUE")
+            if depth < len(parts) - 1 and not isinstance(node, dict):
+                raise RecipeError(f"override --{key}: {here} is a value, not a section; set "
+                                  f"it with --{here} VALUE")
 
 
 def load_recipe(recipe, overrides: dict[str, Any] | None = None) -> Config:
@@ -106,6 +137,8 @@ def load_recipe(recipe, overrides: dict[str, Any] | None = None) -> Config:
     name = "<dict>" if isinstance(recipe, (dict, Config)) else str(recipe)
     _check_text_values(overrides, "override")
     try:
+        if isinstance(recipe, (dict, Config)):
+            _check_override_targets(overrides, recipe)
         if isinstance(recipe, Config):
             cfg = Config(recipe).interpolate() if not overrides else \
                 Config().from_str(recipe.to_str(), overrides=overrides)
@@ -121,6 +154,7 @@ def load_recipe(recipe, overrides: dict[str, Any] | None = None) -> Config:
                 text += "\n[run]\n"   # optional, all defaults: --run.seed 3 sets one
                 raw["run"] = {}
             _check_override_sections(overrides, raw)
+            _check_override_targets(overrides, raw)
             cfg = Config().from_str(text, overrides=overrides)
     except ConfigValidationError as e:
         raise _located(name, _config_error(e)) from None
@@ -310,8 +344,8 @@ def _resolve_part(registry, name: str, label: str, part, out: dict) -> None:
         rest = e.name[len(name) + 1:] if e.name.startswith(name + ".") else e.name
         raise ParameterError(f"{label}.{rest}", e.value, e.allowed, e.fix) from None
     except ConfigValidationError as e:
-        raise RecipeError(f"recipe: {_config_error(e)}{_accepted_keys(registry, e, part)}") \
-            from None
+        raise RecipeError(f"recipe: {_config_error(e)}{_accepted_keys(registry, e, part)}"
+                          f"{_missing_hint(e)}") from None
     except TypeError as e:
         raise RecipeError(f"recipe [{label}]: {e}") from None
     except Exception as e:  # catalogue's RegistryError has no public class to import
@@ -353,8 +387,16 @@ def _accepted_keys(registry, e: ConfigValidationError, part) -> str:
     if not any(str(err.get("msg", "")).startswith("unexpected argument")
                for err in getattr(e, "errors", None) or []):
         return ""
-    blocks = [part] + [v for v in part.values() if isinstance(v, dict)] \
-        if isinstance(part, dict) else []
+    # the block holding the misspelt key: [items.tokenizer] for items.tokenizer.nosuch
+    blocks = []
+    for err in getattr(e, "errors", None) or []:
+        block = part
+        # confection's loc: ["items.tokenizer", "nosuch"]
+        for step in ".".join(str(x) for x in err.get("loc", [])).split(".")[1:-1]:
+            block = block.get(step) if isinstance(block, dict) else None
+        if isinstance(block, dict):
+            blocks.append(block)
+            break
     for block in blocks:
         for key, name in block.items():
             if not (key.startswith("@") and isinstance(name, str)):
@@ -366,6 +408,26 @@ def _accepted_keys(registry, e: ConfigValidationError, part) -> str:
                 return ""
             names = [p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
             return f"; {name} takes: " + ", ".join(names) if names else ""
+    return ""
+
+
+_MISSING_HINTS = {
+    ("items", "tokenizer"): '; add an [items.tokenizer] section, e.g. @tokenizers = '
+                            '"dp_vocab.regex.v1" (`dp-vocab recipes show quickstart`)',
+    **{("mechanism", key): "; take the budget from [budget]: epsilon = ${budget.epsilon} and "
+                           "delta = ${budget.delta} in [mechanism]" for key in ("epsilon", "delta")},
+    **{("counts", key): "; give [budget] a counts_share (the share of the budget the counts "
+                        "take), or [counts] its own epsilon and delta" for key in ("epsilon", "delta")},
+}
+
+
+def _missing_hint(e: ConfigValidationError) -> str:
+    """How to give the first required argument a recipe lacks, where a recipe usually
+    takes it from."""
+    for err in getattr(e, "errors", None) or []:
+        if str(err.get("msg", "")).startswith("missing required argument"):
+            loc = ".".join(str(x) for x in err.get("loc", [])).split(".")
+            return _MISSING_HINTS.get((loc[0], loc[-1]), "") if len(loc) == 2 else ""
     return ""
 
 
@@ -680,7 +742,8 @@ def run_recipe(recipe, output, overrides: dict[str, Any] | None = None, force: b
     return RunResult(release=release, output=plan.output, files=files, record=record,
                      timings=timings, notes=record["export_notes"],
                      skipped=getattr(plan.reader, "skipped", 0),
-                     skip_reasons=list(getattr(plan.reader, "skip_reasons", [])))
+                     skip_reasons=list(getattr(plan.reader, "skip_reasons", [])),
+                     skip_unit=getattr(plan.reader, "unit", "line"))
 
 
 def _check_special_tokens(exporters: list, extractor) -> None:

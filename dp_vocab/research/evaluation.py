@@ -137,7 +137,22 @@ def _load(source, progress, sequences: bool = False, overrides: dict | None = No
         reader, extractor = read(path), ItemExtractor(RegexTokenizer())
     # a run's own loading: a corpus that gives no document is the same error here
     from ..backends.local import LocalBackend
-    return LocalBackend().load(reader, extractor, sequences, progress), extractor
+    try:
+        return LocalBackend().load(reader, extractor, sequences, progress), extractor
+    except CorpusError as e:
+        if path.suffix == ".cfg" or (e.line is None and e.field is None
+                                     and "no document was read" not in str(e)):
+            raise
+        # the reader's hints name recipe keys, which a corpus file has none of
+        err = CorpusError(f"{str(e).rstrip('.')}. {_CORPUS_FILE_NOTE}")
+        err.path, err.line, err.field = e.path, e.line, e.field
+        raise err from None
+
+
+_CORPUS_FILE_NOTE = ("evaluate reads a corpus file with its reader's defaults (user ids in "
+                     "'user', texts in 'text', on_error = \"raise\"); for other settings, "
+                     "evaluate a recipe on the file: dp-vocab evaluate quickstart --paths.corpus "
+                     "FILE --corpus.KEY VALUE")
 
 
 PUBLIC_PARAMS = ("public_frequencies", "lang", "public_items", "public_bands", "public_fdr",

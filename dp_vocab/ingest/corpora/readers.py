@@ -116,27 +116,49 @@ def nothing_read(reader) -> CorpusError:
     may lack ``skipped`` or ``path``)."""
     skipped = getattr(reader, "skipped", 0)
     reasons = getattr(reader, "skip_reasons", [])
-    unit = "file" if isinstance(reader, TextDirReader) else getattr(reader, "_unit", "line")
+    unit = getattr(reader, "unit", "line")
+    files = getattr(reader, "files", None)
     if not skipped:
-        fix = "Pass a table that holds documents" if getattr(reader, "files", None) == [] \
-            else "Point the recipe at your data with --paths.corpus FILE-OR-PATTERN"
+        if files == []:
+            fix = "Pass a table that holds documents"
+        elif files and all(_size(f) == 0 for f in files):
+            fix = (f"{'The file is' if len(files) == 1 else 'Every file matched is'} empty "
+                   f"(0 bytes), as a write that stopped leaves it. Point the recipe at your data "
+                   f"with --paths.corpus FILE-OR-PATTERN")
+        else:
+            fix = "Point the recipe at your data with --paths.corpus FILE-OR-PATTERN"
         return CorpusError(f"no document was read: found no {unit} holding a document. {fix}",
                            path=getattr(reader, "path", None))
     found = f"all {skipped:,} {unit}s were skipped" if skipped > 1 else \
         f"its one {unit} was skipped"
     if reasons:
         found += f" (the first: {reasons[0]})" if skipped > 1 else f" ({reasons[0]})"
+    first = reasons[0] if reasons else ""
     if isinstance(reader, TextDirReader):
         fix = f"Check that the files matching pattern {reader.pattern!r} hold the documents"
-    elif hasattr(reader, "text_field"):
-        fix = ("Check that user_field and text_field name the fields holding the user ids "
-               "and the texts")
+    elif "empty document" in first and hasattr(reader, "text_field"):
+        fix = "Check that text= names the column holding the texts" if files == [] else \
+            "Check that text_field names the field holding the texts"
+    elif "field '" in first and hasattr(reader, "text_field"):
+        fix = "Check that user= and text= name the columns holding the user ids and the " \
+              "texts" if files == [] else "Check that user_field and text_field name the " \
+              "fields holding the user ids and the texts"
+    elif first:   # the reason says what to fix (a long line, a damaged file, a CSV row)
+        fix = ""
     else:
         fix = "Check that it holds the documents"
-    if getattr(reader, "on_error", None) == "skip":
-        fix += '; on_error = "skip" skips bad lines, it cannot make a corpus of them'
-    return CorpusError(f"no document was read: {found}. {fix}",
+    if getattr(reader, "on_error", None) == "skip" and "empty document" not in first:
+        fix += ("; " if fix else "") + \
+            f'on_error = "skip" skips bad {unit}s, it cannot make a corpus of them'
+    return CorpusError(f"no document was read: {found}." + (f" {fix}" if fix else ""),
                        path=getattr(reader, "path", None))
+
+
+def _size(path: Path) -> int | None:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return None
 
 
 class _Reader:
@@ -159,7 +181,7 @@ class _Reader:
         # how to skip bad lines, in the words of where this reader was configured
         self._skip_hint = 'pass on_error="skip"' if kind == "memory" else \
             'set corpus.on_error = "skip" (on_error="skip" from Python)'
-        self._unit = "line"   # what its numbers count: table readers count rows
+        self.unit = "line"   # what its numbers count: table readers count rows, text folders files
         self.skipped = 0
         self.skip_reasons: list[str] = []
         self._raw = None
@@ -224,8 +246,8 @@ class _Reader:
         path = path or self._current or self.path
         if self.on_error == "raise":
             self._check_compressed_stream(line)
-            raise CorpusError(f"{message}. Fix the {self._unit}, or {self._skip_hint} to "
-                              f"skip such {self._unit}s" if line is not None else message,
+            raise CorpusError(f"{message}. Fix the {self.unit}, or {self._skip_hint} to "
+                              f"skip such {self.unit}s" if line is not None else message,
                               path=path, line=line, field=field)
         self.skip(message, line, field, path)
 
@@ -562,6 +584,7 @@ class TextDirReader(_Reader):
     def __init__(self, path, pattern: str = "*.txt", user_per: str = "file",
                  on_error: str = "raise", max_file_bytes: int = DEFAULT_MAX_FILE_BYTES):
         super().__init__(path, on_error, kind="dir")
+        self.unit = "file"
         if not isinstance(pattern, str) or not pattern or Path(pattern).is_absolute() \
                 or ".." in Path(pattern).parts:
             raise ParameterError("pattern", pattern, "a glob relative to the corpus folder, "

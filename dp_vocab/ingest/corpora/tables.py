@@ -32,7 +32,7 @@ class _TableReader(_Reader):
     def __init__(self, path, user_field: str = "user", text_field: str = "text",
                  on_error: str = "raise", batch_rows: int = BATCH_ROWS, kind: str = "file"):
         super().__init__(path, on_error, kind)
-        self._unit = "row"
+        self.unit = "row"
         self.user_field = check_name(user_field, "user_field")
         self.text_field = check_name(text_field, "text_field")
         self.batch_rows = check_positive_int(batch_rows, "batch_rows", maximum=2 ** 24)
