@@ -2,8 +2,8 @@
 
 from .version import __version__
 
-from .errors import (BudgetExceededError, CorpusError, DPVocabError, OutputError,  # noqa: E402
-                     ParameterError, RecipeError)
+from .errors import (BudgetExceededError, CorpusError, DPVocabError,  # noqa: E402
+                     ExportNoteWarning, OutputError, ParameterError, RecipeError)
 from .data.itemsets import ItemSets, Vocabulary  # noqa: E402
 from .data.release import Release  # noqa: E402
 
@@ -28,7 +28,8 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'dp_vocab' has no attribute {name!r}")
 
 
-__all__ = ["BudgetExceededError", "CorpusError", "DPVocabError", "ItemSets", "OutputError",
+__all__ = ["BudgetExceededError", "CorpusError", "DPVocabError", "ExportNoteWarning", "ItemSets",
+           "OutputError",
            "ParameterError",
            "RecipeError", "Release", "Vocabulary", "__version__", "evaluate", "itemsets_from_frame",
            "make_mechanism", "run_recipe"]

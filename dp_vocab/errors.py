@@ -90,3 +90,8 @@ class CorpusError(DPVocabError):
 
 class OutputError(DPVocabError):
     """The output location cannot be written as asked."""
+
+
+class ExportNoteWarning(UserWarning):
+    """An export differs from what the recipe asked (a tokenizer smaller or larger than
+    ``vocab_size``, say): the note is also in ``RunResult.notes`` and ``privacy.json``."""

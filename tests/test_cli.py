@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from dp_vocab import make_mechanism
 from dp_vocab.cli import app
 from dp_vocab.cli.display import summary_table
-from dp_vocab.errors import BudgetExceededError, OutputError, ParameterError
+from dp_vocab.errors import BudgetExceededError, OutputError, ParameterError, RecipeError
 from dp_vocab.recipes import parse_overrides, run_recipe
 from dp_vocab.ingest.corpora.bundled import PRESETS as RECIPE_DIR, SAMPLE
 from dp_vocab.privacy.accounting import Ledger
@@ -152,6 +152,26 @@ def test_recipe_errors_are_clear(tmp_path):
                                                               "budget.delta": 0.5, **overrides})
     with pytest.raises(DPVocabError, match="file not found"):
         run_recipe(tmp_path / "nope.cfg", tmp_path / "o")
+
+
+def test_python_overrides_take_a_section_dict_or_a_command_line_key(tmp_path):
+    """{"budget": {"epsilon": 1}} and {"--budget.epsilon": 1} mean {"budget.epsilon": 1};
+    anything else that is not a dict of section.key is refused, naming the shipped recipe by
+    its name (not its installed path)."""
+    from dp_vocab.recipes import load_recipe
+    for overrides in ({"budget": {"epsilon": 1.5}}, {"--budget.epsilon": 1.5},
+                      {"budget.epsilon": 1.5}):
+        assert load_recipe("quickstart", overrides)["budget"]["epsilon"] == 1.5
+    with pytest.raises(ParameterError, match=r"^overrides: expected a dict of \{\"section\.key\": "
+                                             r"value\}.*got 'a list'"):
+        load_recipe("quickstart", ["budget.epsilon"])
+    with pytest.raises(RecipeError, match=r"^override 'budget\.': expected a key "):
+        load_recipe("quickstart", {"budget.": 1})
+    with pytest.raises(RecipeError, match=r"^override --items\.nosuch\.x: \[items\] has no "
+                                          r"section 'nosuch'; its sections: \[items\.tokenizer\]"):
+        load_recipe("quickstart", {"items.nosuch.x": 1})
+    with pytest.raises(RecipeError, match=r"^recipe quickstart: invalid interpolation"):
+        load_recipe("quickstart", {"budget.epsilon": 1, "paths.corpus": "${nosuch"})
 
 
 @pytest.mark.parametrize("args,message", [
@@ -444,6 +464,53 @@ def test_skip_mode_reports_skips_on_the_console_only(tmp_path):
                               "--corpus.on_error", "skip", "--force", "-q"])
     assert res.exit_code == 0, res.output
     assert "skipped 1 line (empty" in res.output and "dp-vocab release" not in res.output
+
+
+def test_one_override_switches_the_reader_and_the_record_says_what_one_user_is(tmp_path):
+    """--corpus.@readers drops the recipe's keys the new reader does not take (the JSONL
+    reader's fields); privacy.json, the console and the model card say what one user is."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for i in range(30):
+        (docs / f"u{i}.txt").write_text("the cat sat", encoding="utf-8")
+    out = tmp_path / "o"
+    res = runner.invoke(app, ["run", str(QUICKSTART), "-o", str(out), "--paths.corpus",
+                              str(docs), "--corpus.@readers", "dp_vocab.text_folder.v1"],
+                        terminal_width=400)
+    assert res.exit_code == 0, res.output
+    corpus = json.loads((out / "privacy.json").read_text(encoding="utf-8"))["corpus"]
+    assert corpus["reader"] == "TextDirReader" and corpus["user_per"] == "file"
+    assert corpus["user"] == "one file matching the pattern (its path below the folder)"
+    assert "one user" in res.output and "one file matching the pattern" in res.output
+    assert "user_field" not in (out / "recipe.cfg").read_text(encoding="utf-8")
+    # a key given on the command line that the new reader does not take is still refused
+    res = runner.invoke(app, ["run", str(QUICKSTART), "-o", str(tmp_path / "o2"),
+                              "--paths.corpus", str(docs), "--corpus.@readers",
+                              "dp_vocab.text_folder.v1", "--corpus.user_field", "author"],
+                        terminal_width=400)
+    assert res.exit_code == 2 and "corpus.user_field: unexpected argument" in res.output
+    # the JSONL reader's record names its field
+    res = runner.invoke(app, ["run", str(QUICKSTART), "-o", str(tmp_path / "o3")])
+    corpus = json.loads((tmp_path / "o3" / "privacy.json").read_text(encoding="utf-8"))["corpus"]
+    assert corpus["user"] == "all documents with the same value in field 'user'"
+
+
+def test_an_export_note_is_a_warning_from_python_and_one_note_on_the_console(tmp_path):
+    import warnings
+    from dp_vocab import ExportNoteWarning, run_recipe
+    sizes = ["--export.@exporters", "dp_vocab.hf_tokenizer.v1", "--export.model", "wordlevel",
+             "--export.vocab_size", "20000"]
+    with pytest.warns(ExportNoteWarning, match=r"^hf/tokenizer\.json has [\d,]+ tokens, not the "
+                                               r"requested vocab_size = 20,000") as seen:
+        result = run_recipe(QUICKSTART, tmp_path / "py", overrides=parse_overrides(sizes))
+    assert [str(w.message) for w in seen if w.category is ExportNoteWarning] == result.notes
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ExportNoteWarning)   # the CLI prints it, once
+        res = runner.invoke(app, ["run", str(QUICKSTART), "-o", str(tmp_path / "cli"), "-q",
+                                  *sizes], terminal_width=400)
+    assert res.exit_code == 0, res.output
+    assert res.output.count("not the requested vocab_size") == 1
+    assert "note: hf/tokenizer.json has" in res.output
 
 
 def test_a_text_folder_counts_its_skipped_files_as_files(tmp_path):

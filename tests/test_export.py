@@ -156,8 +156,9 @@ def test_bpe_smaller_than_vocab_size_says_what_was_made_why_and_what_to_do(tmp_p
     assert notes == [f"hf/tokenizer.json has {size:,} tokens, not the requested vocab_size = "
                      f"8,000: the {len(WORDS)} released items allow only {merges:,} BPE merges "
                      f"(+ 256 bytes and 1 special token(s)). To ask for what the release "
-                     f"supports, set export.vocab_size = {size}; for more tokens, release more "
-                     f"items: raise [budget] epsilon or use a corpus with more users."]
+                     f"supports, set export.vocab_size = {size} (--export.vocab_size {size}); "
+                     f"for more tokens, release more items: raise [budget] epsilon or use a "
+                     f"corpus with more users."]
     # doing what the note says gives the same tokenizer and no note
     again = HFTokenizerExporter(model="bpe", vocab_size=size).export(release(), tmp_path / "b",
                                                                     {"items": ITEMS})

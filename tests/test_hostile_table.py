@@ -472,6 +472,10 @@ CASES = [
          lambda d: _text_folder(d, files={"a.txt": b"line one\nline two \xff\n"}),
          message=r"a\.txt:2: not valid UTF-8 .*Fix the file, or set corpus\.on_error = "
                  r"\"skip\" .* to skip such files"),
+    Case("folder-given-to-the-jsonl-reader", lambda d: run(recipe(d, str(d)), "-o", "{out}"),
+         message=r": expected a corpus file, found a folder\. For a folder of text files \(one "
+                 r"user per file\), use the text-folder reader: --corpus\.@readers "
+                 r"dp_vocab\.text_folder\.v1"),
     Case("text-folder-missing", lambda d: run(recipe(d, str(d / "nodir"), reader="text_folder"),
                                               "-o", "{out}"),
          message=r"nodir: corpus folder not found"),

@@ -103,7 +103,8 @@ def test_jsonl_skip_mode_counts_and_keeps_reasons(tmp_path):
 def test_missing_file_and_bad_option(tmp_path):
     with pytest.raises(CorpusError, match="corpus file not found"):
         JsonlReader(tmp_path / "nope.jsonl")
-    with pytest.raises(CorpusError, match="directory"):
+    with pytest.raises(CorpusError,
+                       match="expected a corpus file, found a folder.*text-folder reader"):
         JsonlReader(tmp_path)
     (tmp_path / "x.jsonl").write_text("")
     with pytest.raises(ParameterError, match="on_error"):

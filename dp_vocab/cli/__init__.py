@@ -125,6 +125,7 @@ def run(ctx: typer.Context,
                                         "lines still go to stderr)")):
     """Run RECIPE and write the release to OUTPUT. Override any recipe value with
     --section.key VALUE, e.g. --budget.epsilon 1 --paths.corpus my.jsonl"""
+    from ..errors import ExportNoteWarning
     from ..recipes import parse_overrides, run_recipe
     from .display import ReadProgress, print_skipped, print_summary
 
@@ -158,7 +159,10 @@ def run(ctx: typer.Context,
             _print_stderr("note:", "yellow", "first run of this installation: the numba kernels "
                           "compile during this run (about 10 s, more on a busy machine); later "
                           "runs load them from numba's cache")
-        with ReadProgress(disable=quiet, compiling=compiling) as prog:
+        with ReadProgress(disable=quiet, compiling=compiling) as prog, \
+                warnings.catch_warnings():
+            # printed below as notes, after the summary
+            warnings.simplefilter("ignore", ExportNoteWarning)
             result = run_recipe(recipe, output, overrides=overrides, force=force,
                                 progress=_unless_terminated(prog.update),
                                 on_stage=_unless_terminated(prog.stage))

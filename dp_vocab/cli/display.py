@@ -97,6 +97,9 @@ def summary_table(result) -> Table:
                                          f"{c['scale']:.4f}"))
     for row in ledger_rows(result.record):
         t.add_row(*row)
+    user = (result.record.get("corpus") or {}).get("user")
+    if user:   # what the guarantee protects, in this corpus's terms (a reader parameter)
+        t.add_row("one user", escape(user))
     t.add_row("released items (DP output)", f"{len(rel.items):,}")
     size = _tokenizer_size(result)
     if size is not None:
@@ -143,7 +146,9 @@ def print_summary(result) -> None:
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     err.print(f"[dim]NON-PRIVATE operator diagnostic (stderr only, never written to the output): "
               f"time extract {result.timings['extract_s']:.1f} s, "
-              f"release {result.timings['release_s']:.2f} s[/]")
+              f"release {result.timings['release_s']:.2f} s"
+              + (f", export {result.timings['export_s']:.1f} s" if "export_s" in result.timings
+                 else "") + "[/]")
     print_skipped(result)
 
 

@@ -85,7 +85,9 @@ def model_card(record: dict, model: str, style: str, size: int, files: list[str]
         "",
         "## Guarantee",
         "",
-        f"- Privacy unit: the user; neighbouring datasets: {unit}.",
+        f"- Privacy unit: the user"
+        + (f" ({(record.get('corpus') or {})['user']})" if (record.get("corpus") or {}).get("user")
+           else "") + f"; neighbouring datasets: {unit}.",
         f"- Total: ε = {_fmt(total.get('epsilon', eps))}, δ = {_fmt(total.get('delta', delta))}"
         f" ({total.get('method', 'as declared')}).",
         f"- Released: {_count(record.get('released_items'))} items, selected by "

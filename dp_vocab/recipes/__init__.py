@@ -17,21 +17,23 @@ import math
 import os
 import re
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Mapping
 from typing import Any, Callable
 
 from confection import Config, ConfigValidationError
 
 from ..version import __version__
-from ..errors import DPVocabError, ParameterError, RecipeError
+from ..errors import DPVocabError, ExportNoteWarning, ParameterError, RecipeError
 from ..export.output_dir import atomic_output_dir, check_output_dir, write_json
 from ..bounding import Input
 from ..privacy.accounting import Ledger
 from ..privacy.params import check_delta, check_epsilon
 from ..mechanisms.count_release import check_counts_route
 from ..data.release import Release
-from .shipped import find_recipe, shipped_recipes, write_recipe  # noqa: F401 (re-exported)
+from .shipped import PRESETS, find_recipe, shipped_recipes, write_recipe  # noqa: F401 (re-exported)
 
 REQUIRED_SECTIONS = ("corpus", "items", "mechanism")
 # section → the registry key its block must name; [paths], [run], [budget] are plain values
@@ -105,6 +107,28 @@ def parse_overrides(args: list[str]) -> dict[str, Any]:
     return out
 
 
+def _override_dict(overrides) -> dict[str, Any]:
+    """Python's ``overrides``: ``{"budget.epsilon": 1.0}``; a section's dict
+    (``{"budget": {"epsilon": 1.0}}``) sets its keys one by one, and a key written as on the
+    command line (``"--budget.epsilon"``) is read as one."""
+    if overrides is None:
+        return {}
+    if not isinstance(overrides, Mapping):
+        raise ParameterError("overrides", f"a {type(overrides).__name__}",
+                             'a dict of {"section.key": value}, e.g. {"budget.epsilon": 1.0}')
+    out: dict[str, Any] = {}
+    for key, value in overrides.items():
+        key = key.removeprefix("--") if isinstance(key, str) else key
+        if isinstance(key, str) and "." not in key and isinstance(value, Mapping):
+            out.update(_override_dict({f"{key}.{k}": v for k, v in value.items()}))
+            continue
+        if not isinstance(key, str) or not _OVERRIDE_KEY.fullmatch(key):
+            raise RecipeError(f"override {key!r:.80}: expected a key \"section.key\" made of "
+                              f"letters, digits and _, e.g. {{\"budget.epsilon\": 1.0}}")
+        out[key] = value
+    return out
+
+
 # section.key[.key...]; a key may be a registry reference (@tokenizers)
 _OVERRIDE_KEY = re.compile(r"[A-Za-z_]\w*(\.@?[A-Za-z_]\w*)+", re.ASCII)
 
@@ -115,6 +139,13 @@ def _check_override_targets(overrides: dict, cfg) -> None:
     for key, value in overrides.items():
         node, parts = cfg, key.split(".")
         for depth, part in enumerate(parts):
+            if isinstance(node, dict) and part not in node and 0 < depth < len(parts) - 1:
+                here = ".".join(parts[:depth])
+                subs = [k for k, v in node.items() if isinstance(v, dict)]
+                raise RecipeError(f"override --{key}: [{here}] has no section {part!r}; "
+                                  + (f"its sections: {', '.join(f'[{here}.{k}]' for k in subs)}"
+                                     if subs else "it has none") + ". A section is added in "
+                                  "the recipe file (`dp-vocab init` copies a shipped one)")
             if not isinstance(node, dict) or part not in node:
                 break
             node = node[part]
@@ -133,8 +164,9 @@ def load_recipe(recipe, overrides: dict[str, Any] | None = None) -> Config:
     """Read a recipe (path, text or dict) and apply dotted overrides; interpolated and checked
     for unknown sections and keys."""
     recipe = find_recipe(recipe)
-    overrides = dict(overrides or {})
-    name = "<dict>" if isinstance(recipe, (dict, Config)) else str(recipe)
+    overrides = _override_dict(overrides)
+    name = "<dict>" if isinstance(recipe, (dict, Config)) else \
+        Path(recipe).stem if Path(recipe).parent == PRESETS else str(recipe)
     _check_text_values(overrides, "override")
     try:
         if isinstance(recipe, (dict, Config)):
@@ -162,6 +194,7 @@ def load_recipe(recipe, overrides: dict[str, Any] | None = None) -> Config:
         raise _located(name, _first_line(e).replace("While reading from '<string>' ", "")) \
             from None
     _check_sections(cfg)
+    _drop_keys_of_a_replaced_function(cfg, overrides)
     _check_text_values(cfg, "recipe")
     _apply_counts_share(cfg)
     run = {**RUN_DEFAULTS, **cfg.get("run", {})}
@@ -201,6 +234,30 @@ def _read_recipe_text(path: Path) -> str:
         raise RecipeError(f"recipe {path}:{line}: contains a NUL byte; a recipe is a .cfg text "
                           f"file (`dp-vocab recipes show quickstart`)")
     return text
+
+
+def _drop_keys_of_a_replaced_function(cfg: Config, overrides: dict) -> None:
+    """``--corpus.@readers dp_vocab.text_folder.v1``: the recipe's keys for the function it
+    named (``user_field`` of the JSONL reader) that the new one does not take are dropped, so
+    that one override switches the function; keys given as overrides are kept, and checked."""
+    import inspect
+    from ..registry import registry
+    for key, name in overrides.items():
+        path, _, ref = key.rpartition(".")
+        if not ref.startswith("@") or not isinstance(name, str):
+            continue
+        block = cfg
+        for part in path.split("."):
+            block = block.get(part) if isinstance(block, dict) else None
+        try:
+            params = inspect.signature(getattr(registry, ref[1:]).get(name)).parameters
+        except Exception:   # an unregistered name: resolving the recipe says so
+            continue
+        if not isinstance(block, dict) or any(p.kind is p.VAR_KEYWORD for p in params.values()):
+            continue
+        for k in [k for k in block if not k.startswith("@") and k not in params
+                  and f"{path}.{k}" not in overrides]:
+            del block[k]
 
 
 def _check_override_sections(overrides: dict, cfg: Config) -> None:
@@ -723,8 +780,9 @@ def run_recipe(recipe, output, overrides: dict[str, Any] | None = None, force: b
         guarantee; ``.ledger``, its stages), ``.output`` (the directory), ``.files`` (the files
         written: ``vocab.txt``, ``privacy.json``, ``recipe.cfg`` and the exports), ``.record``
         (privacy.json's content), ``.notes`` (where an export differs from the recipe's
-        request), ``.timings`` and ``.skipped`` / ``.skip_reasons`` (operator information from
-        the private data without noise: print them, never publish them).
+        request; each also issued as an ``ExportNoteWarning``), ``.timings`` and ``.skipped`` /
+        ``.skip_reasons`` / ``.skip_unit`` (operator information from the private data without
+        noise: print them, never publish them).
 
     Raises
     ------
@@ -738,7 +796,11 @@ def run_recipe(recipe, output, overrides: dict[str, Any] | None = None, force: b
     record = report(plan, release, backend)
     if on_stage is not None:
         on_stage("export")
+    start = time.perf_counter()
     files, record = write(plan, release, record)
+    timings = {**timings, "export_s": time.perf_counter() - start}
+    for note in record["export_notes"]:   # seen from Python too, not only on the console
+        warnings.warn(note, ExportNoteWarning, stacklevel=2)
     return RunResult(release=release, output=plan.output, files=files, record=record,
                      timings=timings, notes=record["export_notes"],
                      skipped=getattr(plan.reader, "skipped", 0),

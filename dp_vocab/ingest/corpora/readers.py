@@ -93,9 +93,13 @@ def _expand(path) -> list[Path]:
 
 def _check_path(path, kind: str = "file") -> Path:
     p = Path(path)
+    if kind == "file" and p.is_dir():
+        raise CorpusError("expected a corpus file, found a folder. For a folder of text files "
+                          "(one user per file), use the text-folder reader: --corpus.@readers "
+                          "dp_vocab.text_folder.v1 (in a recipe, [corpus] @readers = "
+                          "\"dp_vocab.text_folder.v1\")", path=p)
     if kind == "file" and not p.is_file():
-        hint = " (it is a directory; use the text-folder reader)" if p.is_dir() else _where(p)
-        raise CorpusError(f"corpus file not found{hint}. Point the recipe at it with "
+        raise CorpusError(f"corpus file not found{_where(p)}. Point the recipe at it with "
                           f"--paths.corpus FILE, or pass an existing path", path=p)
     if kind == "dir" and not p.is_dir():
         raise CorpusError(f"corpus folder not found{_where(p)}. Point the recipe at it with "
@@ -318,7 +322,13 @@ class _Reader:
         return min(done, total), total
 
     def describe(self) -> dict:
-        return {"reader": type(self).__name__, "path": str(self.path), "on_error": self.on_error}
+        """The record's ``corpus``: the reader, its settings, and what one user is (the
+        privacy unit in this corpus's terms)."""
+        out = {"reader": type(self).__name__, "path": str(self.path), "on_error": self.on_error}
+        if hasattr(self, "user_field"):
+            out.update(user_field=self.user_field, text_field=self.text_field,
+                       user=f"all documents with the same value in field {self.user_field!r}")
+        return out
 
 
 def _check_text(reader: _Reader, text, field: str, line: int | None) -> str | None:
@@ -441,9 +451,10 @@ def _check_not_other_format(path: Path, reader: str) -> None:
     found = format_of(path)
     if found is not None and found != reader:
         raise CorpusError(f"the file's name says {found.upper()}, but the {reader} reader reads "
-                          f"{'JSON lines' if reader == 'jsonl' else reader.upper()}. Set "
-                          f"[corpus] @readers = \"dp_vocab.{found}.v1\" (recipes), or use its "
-                          f"reader from Python", path=path)
+                          f"{'JSON lines' if reader == 'jsonl' else reader.upper()}. Use its "
+                          f"reader: --corpus.@readers dp_vocab.{found}.v1 (in a recipe, "
+                          f"[corpus] @readers = \"dp_vocab.{found}.v1\"; from Python, its "
+                          f"reader class)", path=path)
 
 
 class _FieldsTwice:
@@ -605,6 +616,12 @@ class TextDirReader(_Reader):
     def progress(self) -> tuple[int, int]:
         """(bytes of the files read, bytes of all files), like the file readers' progress."""
         return self._done, self._total
+
+    def describe(self) -> dict:
+        user = "one file matching the pattern (its path below the folder)" \
+            if self.user_per == "file" else "one sub-folder (every file matching the pattern below it)"
+        return {**super().describe(), "pattern": self.pattern, "user_per": self.user_per,
+                "user": user}
 
     def _read(self, p: Path) -> bytes | None:
         """The file's bytes, at most max_file_bytes after decompression."""

@@ -57,10 +57,6 @@ class _TableReader(_Reader):
         for users, texts in self.frames():
             yield from zip(users.to_list(), texts.to_list())
 
-    def describe(self) -> dict:
-        return {**super().describe(), "user_field": self.user_field,
-                "text_field": self.text_field}
-
 
 class ParquetReader(_TableReader):
     """Parquet files (a file or a glob), read a row group batch at a time; only the user and
