@@ -775,6 +775,8 @@ def test_a_tokenizer_like_an_existing_one_keeps_its_pipeline_and_retrains_its_mo
     card = (tmp_path / "moved" / "README.md").read_text(encoding="utf-8")
     assert "like src" in card and hashlib.sha256(
         (src / "tokenizer.json").read_bytes()).hexdigest() in card
+    assert "- Privacy unit: the user (all documents with the same value in field 'user'); " \
+        in card
 
 
 def test_like_is_checked_before_any_data_is_read(tmp_path):
