@@ -411,8 +411,9 @@ def test_a_corpus_file_of_other_fields_is_pointed_to_a_recipe(tmp_path):
     corpus = tmp_path / "c.jsonl"
     corpus.write_text("".join(json.dumps({"author": f"u{i}", "body": "the cat sat"}) + "\n"
                               for i in range(40)), encoding="utf-8")
-    with pytest.raises(CorpusError, match=r"c\.jsonl:1: field 'user': missing .*evaluate reads a "
-                                          r"corpus file with its reader's defaults .*dp-vocab "
+    with pytest.raises(CorpusError, match=r"c\.jsonl:1: field 'user': missing, and so is field "
+                                          r"'text' .*evaluate reads a corpus file with its "
+                                          r"reader's defaults .*dp-vocab "
                                           r"evaluate quickstart --paths\.corpus FILE"):
         evaluate(str(corpus), ["gw"], [3.0], repeats=1)
     ev = evaluate("quickstart", ["gw"], [3.0], repeats=1, overrides={

@@ -906,6 +906,11 @@ def test_model_card_names_the_model_the_noise_and_its_own_files():
     assert "- `tokenizer.json`" in card and "hf/" not in card.split("## Files")[1]
     assert "# A Unigram tokenizer (like src.json)" in model_card(record, "unigram",
                                                                  "like src.json", 10, [])
+    # the extractor's settings in words, as a recipe writes them
+    record["items"] = {"tokenizer": "hf_pre_tokenizer", "kind": "bert_parts", "lowercase": True}
+    assert "- Private: the corpus's text, split into items by the `hf_pre_tokenizer` tokenizer " \
+        "with `kind = \"bert_parts\"`, `lowercase = true`." in model_card(record, "bpe", "gpt2 style",
+                                                                        8000, [])
 
 
 def test_model_card_of_a_seeded_run_says_it_is_not_for_release():

@@ -472,6 +472,12 @@ CASES = [
          lambda d: _text_folder(d, files={"a.txt": b"line one\nline two \xff\n"}),
          message=r"a\.txt:2: not valid UTF-8 .*Fix the file, or set corpus\.on_error = "
                  r"\"skip\" .* to skip such files"),
+    Case("text-file-given-to-the-jsonl-reader",
+         lambda d: (d.joinpath("notes.txt").write_text(SECRET + "\n", encoding="utf-8"),
+                    run(recipe(d, str(d / "notes.txt")), "-o", "{out}"))[1],
+         message=r"notes\.txt:1: not valid JSON \(.*\); the file's name says plain text: for a "
+                 r"folder of text files, one user per file, use the text-folder reader "
+                 r"\(--corpus\.@readers dp_vocab\.text_folder\.v1\)"),
     Case("folder-given-to-the-jsonl-reader", lambda d: run(recipe(d, str(d)), "-o", "{out}"),
          message=r": expected a corpus file, found a folder\. For a folder of text files \(one "
                  r"user per file\), use the text-folder reader: --corpus\.@readers "

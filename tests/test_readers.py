@@ -32,7 +32,9 @@ def test_jsonl_compressed_and_custom_fields(tmp_path, suffix, opener):
 BAD_LINES = [
     (b'{"user": "a", "text": "ok"}\n{"user": "b", "text": \n', r"c.jsonl:2: not valid JSON"),
     (b'{"user": "a", "text": "ok"}\n{"user": "b"}\n', r"c.jsonl:2: field 'text': missing"),
-    (b'{"text": "ok"}\n', r"c.jsonl:1: field 'user': missing"),
+    (b'{"text": "ok"}\n', r"c.jsonl:1: field 'user': missing \(set user_field"),
+    (b'{"author": "a", "body": "ok"}\n', r"c.jsonl:1: field 'user': missing, and so is field "
+                                        r"'text' \(set user_field and text_field to the keys"),
     (b'{"user": "a", "text": "caf\xe9"}\n', r"c.jsonl:1: not valid UTF-8"),
     (b'[1, 2]\n', r"c.jsonl:1: expected a JSON object, found a JSON list"),
     (b'{"user": null, "text": "x"}\n', r"c.jsonl:1: field 'user': expected a non-empty string"),

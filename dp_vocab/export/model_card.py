@@ -53,6 +53,15 @@ def _public_inputs(record: dict) -> list[str]:
     return out
 
 
+def _items_text(items: dict) -> str:
+    """The extractor's record as words: its tokenizer, then each setting as ``key = value``."""
+    settings = ", ".join(f"`{k} = {json.dumps(v, ensure_ascii=False)}`"
+                         for k, v in sorted(items.items()) if k != "tokenizer")
+    name = items.get("tokenizer")
+    return (f"the `{name}` tokenizer" if name else "the recipe's extractor") + \
+        (f" with {settings}" if settings else "")
+
+
 def model_card(record: dict, model: str, style: str, size: int, files: list[str],
                public: list[dict] | None = None) -> str:
     """The card's text (Markdown with YAML front matter). ``public``: the exporter's own public
@@ -105,8 +114,7 @@ def model_card(record: dict, model: str, style: str, size: int, files: list[str]
         f"- `{p['source']}`: {_count(p['items'])} entries, SHA-256 `{p['sha256']}`"
         for p in (public or [])]
     lines += ["", "## Inputs", "",
-              "- Private: the corpus's text, split into items by "
-              f"`{json.dumps(items, ensure_ascii=False, sort_keys=True)}`.",
+              f"- Private: the corpus's text, split into items by {_items_text(items)}.",
               "- Public (no privacy cost): the tokenizer's pipeline (normaliser, pre-tokenizer, "
               "special tokens), the byte or character alphabet"
               + (", and:" if inputs else ".")]

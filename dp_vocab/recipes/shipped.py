@@ -79,6 +79,7 @@ def write_recipe(name: str, path, force: bool = False) -> Path:
         raise RecipeError(f"init: folder {path.parent} does not exist; create it first")
     header = (f"# Written by `dp-vocab init {name}` (dp-vocab {__version__}). Run it with\n"
               f"# `dp-vocab run {path.name} --output DIR`; the corpus path below names the\n"
-              f"# bundled sample: point it at your data (--paths.corpus FILE or edit [paths]).\n")
+              f"# bundled sample: point it at your data (--paths.corpus FILE or edit [paths]);\n"
+              f"# a relative path is read from the directory you run in, not this file's.\n")
     path.write_text(header + text, encoding="utf-8")
     return path

@@ -710,7 +710,8 @@ _HEADS = {"true_items": "true items", "false_positives": "false positives",
 
 def format_value(column: str, value) -> str:
     """One format per kind of column, the same in the console table and the report: counts
-    with thousands separators, shares as percentages, tokens per word with 3 decimals."""
+    with thousands separators (means of counts to one decimal), shares as percentages, tokens
+    per word with 3 decimals."""
     if value is None or value != value:   # NaN: not measured
         return "–"
     if column == "heldout_coverage" or column.startswith(("coverage_n", "next_word")):
@@ -719,7 +720,8 @@ def format_value(column: str, value) -> str:
         return f"{value:.3f}"
     if column == "seconds":
         return f"{value:.2f}"
-    return f"{value:,.1f}"
+    # a count, or a mean of counts: a whole one without the ".0"
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.1f}"
 
 
 def _np_label(key: str) -> str:

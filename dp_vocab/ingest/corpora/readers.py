@@ -388,6 +388,16 @@ class JsonlReader(_Reader):
         from .columns import jsonl_frames
         return jsonl_frames(self)
 
+    def _plain_text(self) -> str:
+        """A hint when the file's name says plain text (``notes.txt``): most likely one of
+        the text files the text-folder reader reads."""
+        current = self._current or self.path
+        suffixes = [x.lower() for x in current.suffixes if x.lower() not in (".gz", ".bz2", ".xz")]
+        if not suffixes or suffixes[-1] not in (".txt", ".text", ".md"):
+            return ""
+        return ("; the file's name says plain text: for a folder of text files, one user per "
+                "file, use the text-folder reader (--corpus.@readers dp_vocab.text_folder.v1)")
+
     def document(self, lineno: int, line: bytes) -> tuple[object, str] | None:
         """One line's (user, text), or None for a blank line or a bad one (reported)."""
         uf, tf = self.user_field, self.text_field
@@ -404,7 +414,8 @@ class JsonlReader(_Reader):
             reason = e.msg.removesuffix(" at")   # "Invalid control character at"
             if reason == "Invalid control character" and not e.doc[e.pos:].strip():
                 reason = "string not closed before the end of the line"
-            self.report_bad(f"not valid JSON ({reason}, column {e.colno})", lineno)
+            self.report_bad(f"not valid JSON ({reason}, column {e.colno}){self._plain_text()}",
+                            lineno)
             return None
         except ValueError:
             self.report_bad("not valid JSON", lineno)
@@ -419,6 +430,11 @@ class JsonlReader(_Reader):
             self.report_bad("given twice in the object: JSON readers differ on which one counts "
                             "(Python's json the last, others the first); keep one", lineno,
                             twice.found[0])
+            return None
+        if uf not in obj and tf not in obj:   # both named at once: one fix, not two runs
+            self.report_bad(f"missing, and so is field {tf!r} (set user_field and text_field "
+                            f"to the keys that hold the user id and the text; --corpus.user_field "
+                            f"KEY --corpus.text_field KEY on the command line)", lineno, uf)
             return None
         if uf not in obj:
             self.report_bad("missing (set user_field to the key that holds the user id; "
