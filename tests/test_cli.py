@@ -170,6 +170,9 @@ def test_python_overrides_take_a_section_dict_or_a_command_line_key(tmp_path):
     with pytest.raises(RecipeError, match=r"^override --items\.nosuch\.x: \[items\] has no "
                                           r"section 'nosuch'; its sections: \[items\.tokenizer\]"):
         load_recipe("quickstart", {"items.nosuch.x": 1})
+    # a dict for a sub-section sets its keys one by one, as for a section
+    assert load_recipe("quickstart", {"items": {"tokenizer": {"pattern": "x"}}})[
+        "items"]["tokenizer"] == {"@tokenizers": "dp_vocab.regex.v1", "pattern": "x"}
     with pytest.raises(RecipeError, match=r"^recipe quickstart: invalid interpolation"):
         load_recipe("quickstart", {"budget.epsilon": 1, "paths.corpus": "${nosuch"})
 
@@ -480,7 +483,7 @@ def test_one_override_switches_the_reader_and_the_record_says_what_one_user_is(t
     assert res.exit_code == 0, res.output
     corpus = json.loads((out / "privacy.json").read_text(encoding="utf-8"))["corpus"]
     assert corpus["reader"] == "TextDirReader" and corpus["user_per"] == "file"
-    assert corpus["user"] == "one file matching the pattern (its path below the folder)"
+    assert corpus["user"] == "one file matching the pattern, named by its path below the folder"
     assert "one user" in res.output and "one file matching the pattern" in res.output
     assert "user_field" not in (out / "recipe.cfg").read_text(encoding="utf-8")
     # a key given on the command line that the new reader does not take is still refused
@@ -511,6 +514,52 @@ def test_an_export_note_is_a_warning_from_python_and_one_note_on_the_console(tmp
     assert res.exit_code == 0, res.output
     assert res.output.count("not the requested vocab_size") == 1
     assert "note: hf/tokenizer.json has" in res.output
+
+
+def test_a_function_switch_drops_only_the_old_functions_keys(tmp_path):
+    """A misspelt key stays a misspelling when the function is switched (or named again):
+    dropping it would silently change the run (here the user id field, the privacy unit)."""
+    from dp_vocab.recipes import load_recipe
+    recipe = tmp_path / "r.cfg"
+    recipe.write_text(QUICKSTART.read_text(encoding="utf-8").replace(
+        'user_field = "user"', 'user_feild = "uid"'), encoding="utf-8")
+    for reader in ("dp_vocab.jsonl.v1", "dp_vocab.csv.v1", "dp_vocab.text_folder.v1"):
+        res = runner.invoke(app, ["run", str(recipe), "-o", str(tmp_path / "o"),
+                                  "--corpus.@readers", reader], terminal_width=400)
+        assert res.exit_code == 2 and "corpus.user_feild: unexpected argument" in res.output, \
+            (reader, res.output)
+    # the old reader's own keys go when the new one does not take them, and only then
+    corpus = load_recipe(QUICKSTART, {"corpus.@readers": "dp_vocab.csv.v1"})["corpus"]
+    assert corpus["user_field"] == "user" and corpus["on_error"] == "raise"
+    corpus = load_recipe(QUICKSTART, {"corpus.@readers": "dp_vocab.text_folder.v1"})["corpus"]
+    assert "user_field" not in corpus and corpus["on_error"] == "raise"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--paths.@readers", "dp_vocab.csv.v1"], r"override --paths\.@readers: \[paths\] names no "
+                                               r"function; functions are named in \[corpus\]"),
+    (["--corpus.@mechanisms", "dp_vocab.gw.v1"], r"override --corpus\.@mechanisms: \[corpus\] "
+                                                  r"names its function with @readers: "
+                                                  r"--corpus\.@readers NAME"),
+    (["--items.@tokenizers", "dp_vocab.regex.v1"], r"\[items\] names its function with "
+                                                    r"@extractors: --items\.@extractors NAME; "
+                                                    r"@tokenizers is in \[items\.tokenizer\]: "
+                                                    r"--items\.tokenizer\.@tokenizers NAME"),
+    (["--corpus.@readers", "5"], r"override --corpus\.@readers: expected the name of a "
+                                 r"registered function, e\.g\. \"dp_vocab\.csv\.v1\", got 5"),
+])
+def test_a_function_override_names_a_function_where_the_recipe_names_one(tmp_path, args,
+                                                                         message):
+    res = runner.invoke(app, ["run", str(QUICKSTART), "-o", str(tmp_path / "o"), *args],
+                        terminal_width=400)
+    assert res.exit_code == 2 and re.search(message, res.output), res.output
+
+
+def test_a_misspelt_key_of_an_export_part_lists_that_exporters_keys(tmp_path):
+    res = runner.invoke(app, ["run", "spacy-vocab", "-o", str(tmp_path / "o"),
+                              "--export.spacy.langg", "de"], terminal_width=400)
+    assert res.exit_code == 2 and "unexpected argument: 'langg'; dp_vocab.spacy.v1 takes: lang" \
+        in res.output, res.output
 
 
 def test_a_text_folder_counts_its_skipped_files_as_files(tmp_path):

@@ -396,29 +396,44 @@ def test_evaluate_cli_takes_recipe_overrides_as_run_does(tmp_path):
     assert not (tmp_path / "r").exists() and not (tmp_path / "e2").exists()
 
 
-def test_evaluate_refuses_overrides_of_a_corpus_file(tmp_path):
+def test_evaluate_refuses_overrides_of_a_corpus_file_but_its_readers(tmp_path):
     from dp_vocab.errors import ParameterError
-    with pytest.raises(ParameterError, match=r"^overrides: expected none for a corpus file .*"
-                                             r"got \['corpus\.text_field'\]\. Evaluate a "
+    with pytest.raises(ParameterError, match=r"^overrides: expected only its reader's settings "
+                                             r"for a corpus file .*got \['budget\.epsilon', "
+                                             r"'corpus\.path'\]\. For other values, evaluate a "
                                              r"recipe"):
-        evaluate(SAMPLE, ["gw"], [3.0], overrides={"corpus.text_field": "body"})
+        evaluate(SAMPLE, ["gw"], [3.0], overrides={"corpus.text_field": "body",
+                                                    "budget.epsilon": 1, "corpus.path": "x"})
 
 
-def test_a_corpus_file_of_other_fields_is_pointed_to_a_recipe(tmp_path):
-    """A corpus file is read with its reader's defaults: the reader's hints name recipe keys,
-    so the error says how to set them (a recipe on the file), and that route works."""
+def test_a_corpus_file_takes_its_readers_settings_as_a_recipe_does(tmp_path):
+    """The reader's hints name recipe keys (--corpus.user_field): on a corpus file, evaluate
+    takes them, as overrides of the reader its name calls for, or of another one."""
     from dp_vocab.errors import CorpusError
     corpus = tmp_path / "c.jsonl"
     corpus.write_text("".join(json.dumps({"author": f"u{i}", "body": "the cat sat"}) + "\n"
                               for i in range(40)), encoding="utf-8")
     with pytest.raises(CorpusError, match=r"c\.jsonl:1: field 'user': missing, and so is field "
-                                          r"'text' .*evaluate reads a corpus file with its "
-                                          r"reader's defaults .*dp-vocab "
-                                          r"evaluate quickstart --paths\.corpus FILE"):
+                                          r"'text' .*--corpus\.user_field KEY --corpus\."
+                                          r"text_field KEY on the command line"):
         evaluate(str(corpus), ["gw"], [3.0], repeats=1)
-    ev = evaluate("quickstart", ["gw"], [3.0], repeats=1, overrides={
-        "paths.corpus": str(corpus), "corpus.user_field": "author", "corpus.text_field": "body"})
+    fields = {"corpus.user_field": "author", "corpus.text_field": "body"}
+    ev = evaluate(str(corpus), ["gw"], [3.0], repeats=1, overrides=fields)
     assert ev.non_private["union_size"] == 3
+    ev = evaluate("quickstart", ["gw"], [3.0], repeats=1,
+                  overrides={"paths.corpus": str(corpus), **fields})
+    assert ev.non_private["union_size"] == 3
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for i in range(5):
+        (docs / f"u{i}.txt").write_text("a b", encoding="utf-8")
+    ev = evaluate(str(docs), ["gw"], [3.0], repeats=1,
+                  overrides={"corpus.@readers": "dp_vocab.text_folder.v1"})
+    assert ev.non_private["union_size"] == 2
+    res = CliRunner().invoke(app, ["evaluate", str(docs), "--mechanisms", "gw", "--repeats", "1",
+                                   "--corpus.@readers", "dp_vocab.text_folder.v1",
+                                   "-o", str(docs / "report")], terminal_width=400)
+    assert res.exit_code == 2 and "the corpus reader searches" in res.output, res.output
 
 
 @pytest.mark.parametrize("key, value, says", [

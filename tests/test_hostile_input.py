@@ -231,6 +231,8 @@ def _frame_cases():
         ("datasets-empty", lambda: _dataset(user=[], text=[]), {},
          r"^<Dataset>: no document was read: found no row holding a document\. Pass a table "
          r"that holds documents$"),
+        ("pandas-empty", lambda: pd.DataFrame({"user": [], "text": []}), {},
+         r"^<DataFrame>: no document was read: found no row holding a document"),
         ("polars-blank-texts-only", lambda: _polars(user=list("abcdef"), text=[" ", "\n"] * 3),
          {}, r"^<DataFrame>: no document was read: all 6 rows were skipped \(the first: "
              r"<DataFrame>:1: field 'text': empty document, skipped\)\. Check that text= names "
@@ -238,7 +240,7 @@ def _frame_cases():
     ]
 
 
-@pytest.mark.parametrize("case", range(20))
+@pytest.mark.parametrize("case", range(21))
 def test_hostile_frames_give_a_clear_error_or_the_right_item_sets(case):
     from dp_vocab import itemsets_from_frame
     name, make, kwargs, expected = _frame_cases()[case]
@@ -259,7 +261,7 @@ def test_hostile_frames_give_a_clear_error_or_the_right_item_sets(case):
 
 
 def test_the_frame_cases_are_all_run():
-    assert len(_frame_cases()) == 20
+    assert len(_frame_cases()) == 21
 
 
 def test_an_error_after_sigterm_reads_as_the_interruption(monkeypatch, capsys):

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 import os
 import shutil
 import tempfile
@@ -186,22 +185,11 @@ def _install(tmp: Path, target: Path, trash: Path, shown, force: bool) -> bool:
 
 
 def write_json(path: Path, obj) -> None:
-    """Strict JSON: a number that is not finite (a measure not taken) is written as null, as
-    JSON has no NaN and strict parsers refuse Python's."""
+    """Strict JSON: a number that is not finite is an error here (JSON has no NaN); a writer
+    whose values may be "not measured" makes them None first."""
     with open(path, "w", encoding="utf-8") as f:
-        json.dump(_finite(obj), f, indent=2, ensure_ascii=False, sort_keys=False,
-                  allow_nan=False)
+        json.dump(obj, f, indent=2, ensure_ascii=False, sort_keys=False, allow_nan=False)
         f.write("\n")
-
-
-def _finite(obj):
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    if isinstance(obj, dict):
-        return {k: _finite(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_finite(v) for v in obj]
-    return obj
 
 
 def _umask() -> int:

@@ -169,24 +169,26 @@ def load_recipe(recipe, overrides: dict[str, Any] | None = None) -> Config:
         Path(recipe).stem if Path(recipe).parent == PRESETS else str(recipe)
     _check_text_values(overrides, "override")
     try:
-        if isinstance(recipe, (dict, Config)):
-            _check_override_targets(overrides, recipe)
+        original = recipe
+        if not isinstance(recipe, (dict, Config)):
+            text = _read_recipe_text(Path(recipe))
+            # sections first, uninterpolated: a misspelt [budjet] is named as such, not as a
+            # broken ${budget.epsilon} reference
+            original = Config().from_str(text, interpolate=False)
+            _check_sections(original)
+            if "run" not in original and any(k.startswith("run.") for k in overrides):
+                text += "\n[run]\n"   # optional, all defaults: --run.seed 3 sets one
+                original["run"] = {}
+            _check_override_sections(overrides, original)
+        overrides = _flatten_sections(overrides, original)
+        _check_override_targets(overrides, original)
+        _check_function_overrides(overrides, original)
         if isinstance(recipe, Config):
             cfg = Config(recipe).interpolate() if not overrides else \
                 Config().from_str(recipe.to_str(), overrides=overrides)
         elif isinstance(recipe, dict):
             cfg = Config().from_str(Config(recipe).to_str(), overrides=overrides)
         else:
-            text = _read_recipe_text(Path(recipe))
-            # sections first, uninterpolated: a misspelt [budjet] is named as such, not as a
-            # broken ${budget.epsilon} reference
-            raw = Config().from_str(text, interpolate=False)
-            _check_sections(raw)
-            if "run" not in raw and any(k.startswith("run.") for k in overrides):
-                text += "\n[run]\n"   # optional, all defaults: --run.seed 3 sets one
-                raw["run"] = {}
-            _check_override_sections(overrides, raw)
-            _check_override_targets(overrides, raw)
             cfg = Config().from_str(text, overrides=overrides)
     except ConfigValidationError as e:
         raise _located(name, _config_error(e)) from None
@@ -194,7 +196,7 @@ def load_recipe(recipe, overrides: dict[str, Any] | None = None) -> Config:
         raise _located(name, _first_line(e).replace("While reading from '<string>' ", "")) \
             from None
     _check_sections(cfg)
-    _drop_keys_of_a_replaced_function(cfg, overrides)
+    _drop_keys_of_a_replaced_function(cfg, overrides, original)
     _check_text_values(cfg, "recipe")
     _apply_counts_share(cfg)
     run = {**RUN_DEFAULTS, **cfg.get("run", {})}
@@ -236,28 +238,88 @@ def _read_recipe_text(path: Path) -> str:
     return text
 
 
-def _drop_keys_of_a_replaced_function(cfg: Config, overrides: dict) -> None:
-    """``--corpus.@readers dp_vocab.text_folder.v1``: the recipe's keys for the function it
-    named (``user_field`` of the JSONL reader) that the new one does not take are dropped, so
-    that one override switches the function; keys given as overrides are kept, and checked."""
+def _node(cfg, path: str):
+    """The block at a dotted path of a recipe (None if there is none)."""
+    block: Any = cfg
+    for part in path.split("."):
+        block = block.get(part) if isinstance(block, dict) else None
+    return block
+
+
+def _parameters(ref: str, name) -> dict | None:
+    """The parameters of the function registered as ``name`` under ``ref`` (``@readers``);
+    None when there is none, or it takes any keyword."""
     import inspect
     from ..registry import registry
+    try:
+        params = inspect.signature(getattr(registry, ref[1:]).get(name)).parameters
+    except Exception:   # an unregistered name: resolving the recipe says so
+        return None
+    return None if any(p.kind is p.VAR_KEYWORD for p in params.values()) else dict(params)
+
+
+def _drop_keys_of_a_replaced_function(cfg: Config, overrides: dict, original) -> None:
+    """``--corpus.@readers dp_vocab.text_folder.v1`` on a JSONL recipe: the recipe's keys that
+    the function it named took and the new one does not (``user_field``) are dropped, so that
+    one override switches the function. A key neither takes (a misspelling) stays, and is
+    refused; keys given as overrides are kept, and checked."""
     for key, name in overrides.items():
         path, _, ref = key.rpartition(".")
-        if not ref.startswith("@") or not isinstance(name, str):
+        old_block, block = _node(original, path), _node(cfg, path)
+        if not ref.startswith("@") or not isinstance(old_block, dict) \
+                or not isinstance(block, dict) or old_block.get(ref) in (None, name):
             continue
-        block = cfg
-        for part in path.split("."):
-            block = block.get(part) if isinstance(block, dict) else None
-        try:
-            params = inspect.signature(getattr(registry, ref[1:]).get(name)).parameters
-        except Exception:   # an unregistered name: resolving the recipe says so
+        old, new = _parameters(ref, old_block[ref]), _parameters(ref, name)
+        if old is None or new is None:
             continue
-        if not isinstance(block, dict) or any(p.kind is p.VAR_KEYWORD for p in params.values()):
-            continue
-        for k in [k for k in block if not k.startswith("@") and k not in params
+        for k in [k for k in block if k in old and k not in new
                   and f"{path}.{k}" not in overrides]:
             del block[k]
+
+
+def _flatten_sections(overrides: dict, original) -> dict:
+    """A dict given for a section of the recipe sets its keys one by one, at any depth
+    (``{"items.tokenizer": {"pattern": "x"}}`` keeps the tokenizer's other keys)."""
+    out: dict = {}
+    for key, value in overrides.items():
+        if isinstance(value, Mapping) and isinstance(_node(original, key), dict):
+            out.update(_flatten_sections({f"{key}.{k}": v for k, v in value.items()}, original))
+        else:
+            out[key] = value
+    return out
+
+
+def _check_function_overrides(overrides: dict, original) -> None:
+    """An override of a function reference (``--corpus.@readers NAME``) names a function, in
+    a block that names its function with that key."""
+    for key, value in overrides.items():
+        path, _, ref = key.rpartition(".")
+        if not ref.startswith("@"):
+            continue
+        section = path.split(".")[0]
+        if section not in REGISTRY_SECTIONS:
+            raise RecipeError(f"override --{key}: [{section}] names no function; functions are "
+                              "named in " + ", ".join(f"[{s}]" for s in REGISTRY_SECTIONS))
+        if not isinstance(value, str):
+            raise RecipeError(f"override --{key}: expected the name of a registered function, "
+                              f"e.g. \"dp_vocab.csv.v1\", got {value!r:.60}")
+        block = _node(original, path)
+        have = [k for k in block if k.startswith("@")] if isinstance(block, dict) else []
+        if have and ref not in have:
+            where = [p for p in _blocks_with(original[section], section) if ref in _node(original, p)]
+            raise RecipeError(f"override --{key}: [{path}] names its function with {have[0]}: "
+                              f"--{path}.{have[0]} NAME"
+                              + (f"; {ref} is in [{where[0]}]: --{where[0]}.{ref} NAME"
+                                 if where else ""))
+
+
+def _blocks_with(block, path: str) -> list[str]:
+    """The dotted paths of ``block`` and every block below it."""
+    out = [path]
+    for k, v in block.items() if isinstance(block, dict) else ():
+        if isinstance(v, dict):
+            out += _blocks_with(v, f"{path}.{k}")
+    return out
 
 
 def _check_override_sections(overrides: dict, cfg: Config) -> None:
@@ -447,12 +509,15 @@ def _accepted_keys(registry, e: ConfigValidationError, part) -> str:
     # the block holding the misspelt key: [items.tokenizer] for items.tokenizer.nosuch
     blocks = []
     for err in getattr(e, "errors", None) or []:
-        block = part
-        # confection's loc: ["items.tokenizer", "nosuch"]
-        for step in ".".join(str(x) for x in err.get("loc", [])).split(".")[1:-1]:
-            block = block.get(step) if isinstance(block, dict) else None
-        if isinstance(block, dict):
-            blocks.append(block)
+        # confection's loc: ["items.tokenizer", "nosuch"] (from the section), or ["spacy",
+        # "langg"] for a part of [export] (from the part)
+        steps = ".".join(str(x) for x in err.get("loc", [])).split(".")[:-1]
+        for start in (1, 0):
+            block = _node(part, ".".join(steps[start:])) if steps[start:] else part
+            if isinstance(block, dict) and any(k.startswith("@") for k in block):
+                blocks.append(block)
+                break
+        if blocks:
             break
     for block in blocks:
         for key, name in block.items():

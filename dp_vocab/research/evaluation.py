@@ -12,6 +12,7 @@ import base64
 import csv
 import html
 import io
+import math
 import os
 import re
 import statistics
@@ -110,9 +111,8 @@ class Evaluation:
 
 def _load(source, progress, sequences: bool = False, overrides: dict | None = None):
     """(item sets or token sequences, the item extractor that made them); ``overrides``
-    change a recipe's values (``recipes.load_recipe``)."""
-    from ..ingest.corpora import ArrowReader, CsvReader, JsonlReader, ParquetReader
-    from ..ingest.corpora.readers import format_of
+    change a recipe's values (``recipes.load_recipe``), or a corpus file's reader settings
+    (``corpus_reader``)."""
     from ..ingest.text.items import ItemExtractor
     from ..ingest.text.tokenizers import RegexTokenizer
     if isinstance(source, ItemSets):
@@ -131,28 +131,34 @@ def _load(source, progress, sequences: bool = False, overrides: dict | None = No
         cfg = load_recipe(path, overrides)
         objs = resolve_sections(cfg, ("corpus", "items"))
         reader, extractor = objs["corpus"], objs["items"]
-    else:   # the reader the file's name calls for (JSON lines unless it says otherwise)
-        read = {"csv": CsvReader, "parquet": ParquetReader,
-                "arrow": ArrowReader}.get(format_of(path) or "jsonl", JsonlReader)
-        reader, extractor = read(path), ItemExtractor(RegexTokenizer())
+    else:
+        reader, extractor = corpus_reader(path, overrides), ItemExtractor(RegexTokenizer())
     # a run's own loading: a corpus that gives no document is the same error here
     from ..backends.local import LocalBackend
-    try:
-        return LocalBackend().load(reader, extractor, sequences, progress), extractor
-    except CorpusError as e:
-        if path.suffix == ".cfg" or (e.line is None and e.field is None
-                                     and "no document was read" not in str(e)):
-            raise
-        # the reader's hints name recipe keys, which a corpus file has none of
-        err = CorpusError(f"{str(e).rstrip('.')}. {_CORPUS_FILE_NOTE}")
-        err.path, err.line, err.field = e.path, e.line, e.field
-        raise err from None
+    return LocalBackend().load(reader, extractor, sequences, progress), extractor
 
 
-_CORPUS_FILE_NOTE = ("evaluate reads a corpus file with its reader's defaults (user ids in "
-                     "'user', texts in 'text', on_error = \"raise\"); for other settings, "
-                     "evaluate a recipe on the file: dp-vocab evaluate quickstart --paths.corpus "
-                     "FILE --corpus.KEY VALUE")
+def corpus_reader(path: Path, overrides: dict | None = None):
+    """A corpus file's reader: the one its name calls for (JSON lines unless it says
+    otherwise), with ``corpus.*`` overrides as a recipe's [corpus] takes them
+    (``{"corpus.user_field": "author"}``, ``{"corpus.@readers": "dp_vocab.text_folder.v1"}``)."""
+    from confection import Config
+    from ..ingest.corpora.readers import format_of
+    from ..recipes import resolve_sections
+    _check_corpus_overrides(overrides or {})
+    settings = {k.removeprefix("corpus."): v for k, v in (overrides or {}).items()}
+    name = settings.pop("@readers", f"dp_vocab.{format_of(path) or 'jsonl'}.v1")
+    return resolve_sections(Config({"corpus": {"@readers": name, "path": str(path),
+                                                **settings}}), ("corpus",))["corpus"]
+
+
+def _check_corpus_overrides(overrides: dict) -> None:
+    other = sorted(k for k in overrides if not k.startswith("corpus.") or k == "corpus.path")
+    if other:
+        raise ParameterError("overrides", other, "only its reader's settings for a corpus file "
+                             "(corpus.KEY, e.g. corpus.user_field; the file is the corpus)",
+                             "For other values, evaluate a recipe (a .cfg file or a shipped "
+                             "recipe's name) whose [paths] corpus is the file.")
 
 
 PUBLIC_PARAMS = ("public_frequencies", "lang", "public_items", "public_bands", "public_fdr",
@@ -181,18 +187,20 @@ def output_guards(source, overrides: dict | None = None) -> tuple[list, list]:
         from ..recipes import output_guards as recipe_guards
         protect, below = recipe_guards(_recipe_or_path(source), overrides)
         return [source, *protect], below
-    return [source], []
+    folder = (overrides or {}).get("corpus.@readers") == "dp_vocab.text_folder.v1"
+    return [source], [source] if folder else []
 
 
 def recipe_mechanism(source, overrides: dict | None = None) -> tuple[str, dict] | None:
     """A recipe's [mechanism] (with ``overrides``, ``{"section.key": value}``): (short name, its
     parameters but ε and δ), or None for a corpus, whose ``overrides`` are refused."""
-    if not isinstance(source, (str, os.PathLike)) or _recipe_or_path(source).suffix != ".cfg":
+    if not isinstance(source, (str, os.PathLike)):
         if overrides:
-            raise ParameterError("overrides", sorted(overrides), "none for a corpus file or "
-                                 "item sets (they change a recipe's values)",
-                                 "Evaluate a recipe (a .cfg file or a shipped recipe's name) "
-                                 "whose [paths] corpus is the file.")
+            raise ParameterError("overrides", sorted(overrides), "none for item sets (they "
+                                 "change a recipe's values, or a corpus file's reader)")
+        return None
+    if _recipe_or_path(source).suffix != ".cfg":
+        _check_corpus_overrides(overrides or {})
         return None
     from ..recipes import load_recipe, resolve_sections
     from ..registry import mechanism_parameters, shortest_name
@@ -903,6 +911,17 @@ def _tokenizer_html(ev: Evaluation) -> str:
             f"<p>{esc(TOKENIZER_HELP)}</p><table><tr>{heads}</tr>{rows}</table>")
 
 
+def _measured(obj):
+    """NaN (a measure not taken, e.g. coverage without a holdout) as None: null in JSON."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, dict):
+        return {k: _measured(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_measured(v) for v in obj]
+    return obj
+
+
 def write_report(ev: Evaluation, output, force: bool = False, protect=()) -> list[str]:
     """results.csv, results.json, PNG plots and report.html, atomically."""
     check_output_dir(output, force, protect)
@@ -913,9 +932,9 @@ def write_report(ev: Evaluation, output, force: bool = False, protect=()) -> lis
                 k for row in ev.summary for k in row)), restval="")
             w.writeheader()
             w.writerows(ev.summary)
-        write_json(tmp / "results.json", {"context": ev.context, "summary": ev.summary,
-                                           "runs": ev.runs, "non_private": ev.non_private,
-                                           "tokenizers_NON_PRIVATE": ev.tokenizers})
+        write_json(tmp / "results.json", _measured({
+            "context": ev.context, "summary": ev.summary, "runs": ev.runs,
+            "non_private": ev.non_private, "tokenizers_NON_PRIVATE": ev.tokenizers}))
         for name, data in pngs.items():
             (tmp / name).write_bytes(data)
         (tmp / "report.html").write_text(_html(ev, pngs), encoding="utf-8")

@@ -325,9 +325,11 @@ class _Reader:
         """The record's ``corpus``: the reader, its settings, and what one user is (the
         privacy unit in this corpus's terms)."""
         out = {"reader": type(self).__name__, "path": str(self.path), "on_error": self.on_error}
-        if hasattr(self, "user_field"):
-            out.update(user_field=self.user_field, text_field=self.text_field,
-                       user=f"all documents with the same value in field {self.user_field!r}")
+        user_field = getattr(self, "user_field", None)
+        if user_field is not None:
+            kind = "field" if isinstance(self, JsonlReader) else "column"
+            out.update(user_field=user_field, text_field=getattr(self, "text_field"),
+                       user=f"all documents with the same value in {kind} {user_field!r}")
         return out
 
 
@@ -634,8 +636,9 @@ class TextDirReader(_Reader):
         return self._done, self._total
 
     def describe(self) -> dict:
-        user = "one file matching the pattern (its path below the folder)" \
-            if self.user_per == "file" else "one sub-folder (every file matching the pattern below it)"
+        user = "one file matching the pattern, named by its path below the folder" \
+            if self.user_per == "file" else \
+            "one sub-folder, with every file below it that matches the pattern"
         return {**super().describe(), "pattern": self.pattern, "user_per": self.user_per,
                 "user": user}
 

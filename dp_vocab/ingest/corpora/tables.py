@@ -167,7 +167,8 @@ class FrameReader(_TableReader):
         else:
             raise ParameterError("frame", type(frame).__name__, "a pandas or polars DataFrame "
                                  "or a Hugging Face datasets.Dataset")
-        _check_schema(table.schema, self, self.path)
+        if table.num_rows:   # an empty pandas column has no type to check (float64)
+            _check_schema(table.schema, self, self.path)
         for batch in table.to_batches(max_chunksize=self.batch_rows):
             yield batch
 
