@@ -169,3 +169,13 @@ def test_same_release_same_record_on_neighbouring_datasets(tmp_path, case):
     for release, records in shared.items():
         assert len(records["D"] | records["D'"]) == 1, (
             f"{case}: release {release[:80]} has different records on D and D'")
+
+
+def test_the_json_writer_refuses_a_number_that_is_not_finite(tmp_path):
+    """JSON has no NaN or Infinity: a record holding one is a bug, refused, not written."""
+    from dp_vocab.export.output_dir import write_json
+    write_json(tmp_path / "ok.json", {"epsilon": 1.0, "counts": [1, 2]})
+    assert json.loads((tmp_path / "ok.json").read_text(encoding="utf-8"))["epsilon"] == 1.0
+    for bad in (float("nan"), float("inf")):
+        with pytest.raises(ValueError):
+            write_json(tmp_path / "bad.json", {"scale": [1.0, bad]})
