@@ -538,7 +538,8 @@ class HFTokenizerExporter:
             merges = len(tokenizer_json["model"]["merges"])
             return (f"{head}: the {n_items:,} released items allow only {merges:,} BPE merges "
                     f"(+ 256 bytes and {len(self.special_tokens)} special token(s)). To ask for "
-                    f"what the release supports, set export.vocab_size = {size} (--export.vocab_size {size}); {more}.")
+                    f"what the release supports, set export.vocab_size = {size} "
+                    f"(--export.vocab_size {size}); {more}.")
         if release.counts is not None and self.model != "wordlevel":
             # the trainer stops when the released units' counts support no more merges/pieces
             return (f"{head}: {self.model}'s trainer found no more tokens in the DP counts of "

@@ -19,8 +19,8 @@ import re
 import time
 import warnings
 from dataclasses import dataclass, field
-from pathlib import Path
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, Callable
 
 from confection import Config, ConfigValidationError
@@ -306,7 +306,8 @@ def _check_function_overrides(overrides: dict, original) -> None:
         block = _node(original, path)
         have = [k for k in block if k.startswith("@")] if isinstance(block, dict) else []
         if have and ref not in have:
-            where = [p for p in _blocks_with(original[section], section) if ref in _node(original, p)]
+            where = [p for p in _blocks_with(original.get(section), section)
+                     if ref in _node(original, p)]
             raise RecipeError(f"override --{key}: [{path}] names its function with {have[0]}: "
                               f"--{path}.{have[0]} NAME"
                               + (f"; {ref} is in [{where[0]}]: --{where[0]}.{ref} NAME"
@@ -537,9 +538,11 @@ _MISSING_HINTS = {
     ("items", "tokenizer"): '; add an [items.tokenizer] section, e.g. @tokenizers = '
                             '"dp_vocab.regex.v1" (`dp-vocab recipes show quickstart`)',
     **{("mechanism", key): "; take the budget from [budget]: epsilon = ${budget.epsilon} and "
-                           "delta = ${budget.delta} in [mechanism]" for key in ("epsilon", "delta")},
+                           "delta = ${budget.delta} in [mechanism]"
+       for key in ("epsilon", "delta")},
     **{("counts", key): "; give [budget] a counts_share (the share of the budget the counts "
-                        "take), or [counts] its own epsilon and delta" for key in ("epsilon", "delta")},
+                        "take), or [counts] its own epsilon and delta"
+       for key in ("epsilon", "delta")},
 }
 
 
