@@ -483,8 +483,8 @@ def test_one_override_switches_the_reader_and_the_record_says_what_one_user_is(t
     assert res.exit_code == 0, res.output
     corpus = json.loads((out / "privacy.json").read_text(encoding="utf-8"))["corpus"]
     assert corpus["reader"] == "TextDirReader" and corpus["user_per"] == "file"
-    assert corpus["user"] == "one file matching the pattern, named by its path below the folder"
-    assert "one user" in res.output and "one file matching the pattern" in res.output
+    assert corpus["user"] == "one file matching '*.txt', named by its path below the folder"
+    assert "one user" in res.output and "one file matching '*.txt'" in res.output
     assert "user_field" not in (out / "recipe.cfg").read_text(encoding="utf-8")
     # a key given on the command line that the new reader does not take is still refused
     res = runner.invoke(app, ["run", str(QUICKSTART), "-o", str(tmp_path / "o2"),

@@ -399,11 +399,16 @@ def test_evaluate_cli_takes_recipe_overrides_as_run_does(tmp_path):
 def test_evaluate_refuses_overrides_of_a_corpus_file_but_its_readers(tmp_path):
     from dp_vocab.errors import ParameterError
     with pytest.raises(ParameterError, match=r"^overrides: expected only its reader's settings "
-                                             r"for a corpus file .*got \['budget\.epsilon', "
-                                             r"'corpus\.path'\]\. For other values, evaluate a "
+                                             r"for a corpus file .*got \['corpus\.path', "
+                                             r"'items\.n_max'\]\. For other values, evaluate a "
                                              r"recipe"):
         evaluate(SAMPLE, ["gw"], [3.0], overrides={"corpus.text_field": "body",
-                                                    "budget.epsilon": 1, "corpus.path": "x"})
+                                                    "items.n_max": 2, "corpus.path": "x"})
+    # ε, δ and Δ0 have options of their own, on a corpus file as on a recipe
+    for key, says in (("budget.epsilon", "Set ε with --epsilon"),
+                      ("mechanism.max_items_per_user", "Set Δ0 with --max-items-per-user")):
+        with pytest.raises(ParameterError, match=rf"^--{key}: .*{says}"):
+            evaluate(SAMPLE, ["gw"], [3.0], overrides={key: 5})
 
 
 def test_a_corpus_file_takes_its_readers_settings_as_a_recipe_does(tmp_path):

@@ -909,8 +909,9 @@ def test_model_card_names_the_model_the_noise_and_its_own_files():
     # the extractor's settings in words, as a recipe writes them
     record["items"] = {"tokenizer": "hf_pre_tokenizer", "kind": "bert_parts", "lowercase": True}
     card = model_card(record, "bpe", "gpt2 style", 8000, [])
-    assert "- Private: the corpus's text, split into items by the `hf_pre_tokenizer` tokenizer " \
-        "with `kind = \"bert_parts\"`, `lowercase = true`." in card
+    assert "- Private: the corpus's text, split into items by the settings privacy.json " \
+        "records under `items`: `tokenizer = \"hf_pre_tokenizer\"`, `kind = \"bert_parts\"`, " \
+        "`lowercase = true`." in card
 
 
 def test_model_card_of_a_seeded_run_says_it_is_not_for_release():

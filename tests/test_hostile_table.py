@@ -396,7 +396,29 @@ CASES = [
     Case("csv-over-long-quoted-field", _csv_long_quoted_field,
          message=r"c\.csv:5: a field longer than max_line_bytes"),
     Case("csv-no-header-private-first-row", _csv_no_header,
-         message=r"c\.csv:1: field 'user': column missing from the header"),
+         message=r"c\.csv:1: field 'user': column missing from the header \(line 1 must name "
+                 r"the columns\), and so is 'text'; set user_field and text_field to the "
+                 r"header's names \(--corpus\.user_field NAME --corpus\.text_field NAME on "
+                 r"the command line\)$"),
+    Case("jsonl-fractional-user-id", lambda d: _jsonl_line(d, json.dumps({"user": 3.5,
+                                                                            "text": SECRET})),
+         message=r"c\.jsonl:61: field 'user': expected a non-empty string or integer user id, "
+                 r"found a number that is not an integer"),
+    Case("file-given-to-the-text-folder-reader",
+         lambda d: run(recipe(d, users_jsonl(d), reader="text_folder",
+                              reader_args=""), "-o", "{out}"),
+         message=r"c\.jsonl: expected a folder, found a file\. For a corpus file, use the reader "
+                 r"of its format: --corpus\.@readers dp_vocab\.jsonl\.v1"),
+    Case("unregistered-reader-near-a-registered-one",
+         lambda d: run(recipe(d, users_jsonl(d)), "-o", "{out}", "--corpus.@readers",
+                       "dp_vocab.csv.v2"),
+         message=r"@readers = 'dp_vocab\.csv\.v2' is not registered\. Did you mean "
+                 r"'dp_vocab\.csv\.v1'\?"),
+    Case("string-key-given-as-a-bare-flag",
+         lambda d: run(recipe(d, users_jsonl(d)), "-o", "{out}", "--corpus.text_field"),
+         message=r"corpus\.text_field: expected a string in quotes, e\.g\. \"text\", got true "
+                 r"\(on the command line, --corpus\.text_field with no value after it means "
+                 r"true: give the value"),
     Case("jsonl-user-object", lambda d: _jsonl_line(d, json.dumps({"user": {"name": SECRET},
                                                                        "text": "x"})),
          message=r"c\.jsonl:61: field 'user': .*found a JSON object"),
@@ -569,9 +591,14 @@ CASES = [
                  r"dp_vocab\.regex\.v1 takes: "),
     Case("override-before-the-recipe",
          lambda d: ["run", "--budget.epsilon", "1", recipe(d, users_jsonl(d)), "-o", "{out}"],
-         message=r"RECIPE: expected a recipe first, found the override '--budget\.epsilon'; give "
-                 r"the recipe before the overrides: dp-vocab run RECIPE --output DIR "
-                 r"--budget\.epsilon VALUE"),
+         message=r"RECIPE: expected it first, found the override '--budget\.epsilon'; give it "
+                 r"before the overrides: dp-vocab run RECIPE --output DIR --budget\.epsilon "
+                 r"VALUE"),
+    Case("override-before-the-corpus-of-evaluate",
+         lambda d: ["evaluate", "--corpus.user_field", "user", users_jsonl(d), "-o", "{out}"],
+         message=r"CORPUS-OR-RECIPE: expected it first, found the override "
+                 r"'--corpus\.user_field'; give it before the overrides: dp-vocab evaluate "
+                 r"CORPUS-OR-RECIPE --corpus\.user_field VALUE"),
     Case("recipe-without-the-budget-in-mechanism", _mechanism_without_budget,
          message=r"mechanism\.epsilon: missing required argument: 'epsilon'; mechanism\.delta: "
                  r"missing required argument: 'delta'; take the budget from \[budget\]: "

@@ -98,13 +98,13 @@ def _errors():
               f"traceback, and report the problem", code=1)
 
 
-def _recipe_first(recipe: Path, usage: str) -> None:
+def _recipe_first(recipe: Path, usage: str, what: str = "RECIPE") -> None:
     """``run --budget.epsilon 1 RECIPE``: the override's name arrives as the recipe (an
     unknown option's value is not known to the parser)."""
     from ..errors import RecipeError
     if str(recipe).startswith("--"):
-        raise RecipeError(f"RECIPE: expected a recipe first, found the override {str(recipe)!r}; "
-                          f"give the recipe before the overrides: dp-vocab {usage} "
+        raise RecipeError(f"{what}: expected it first, found the override {str(recipe)!r}; "
+                          f"give it before the overrides: dp-vocab {usage} "
                           f"{recipe}{'' if '=' in str(recipe) else ' VALUE'}")
 
 
@@ -301,7 +301,7 @@ def evaluate(ctx: typer.Context,
         _fail("evaluate needs matplotlib: pip install 'matplotlib>=3.6' (or '.[eval]' in a "
               "dp-vocab checkout)")
     with _errors():
-        _recipe_first(source, "evaluate RECIPE")
+        _recipe_first(source, "evaluate CORPUS-OR-RECIPE", "CORPUS-OR-RECIPE")
         overrides = parse_overrides(list(ctx.args))
         protect, below = output_guards(source, overrides)
         check_output_dir(output, force, protect, below)

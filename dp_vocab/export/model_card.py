@@ -54,12 +54,12 @@ def _public_inputs(record: dict) -> list[str]:
 
 
 def _items_text(items: dict) -> str:
-    """The extractor's record as words: its tokenizer, then each setting as ``key = value``."""
-    settings = ", ".join(f"`{k} = {json.dumps(v, ensure_ascii=False)}`"
-                         for k, v in sorted(items.items()) if k != "tokenizer")
-    name = items.get("tokenizer")
-    return (f"the `{name}` tokenizer" if name else "the recipe's extractor") + \
-        (f" with {settings}" if settings else "")
+    """The extractor's record (privacy.json's ``items``) as ``key = value``, the tokenizer
+    first."""
+    order = sorted(items, key=lambda k: (k != "tokenizer", k))
+    settings = ", ".join(f"`{k} = {json.dumps(items[k], ensure_ascii=False)}`" for k in order)
+    return f"the settings privacy.json records under `items`: {settings}" if settings else \
+        "the recipe's extractor"
 
 
 def model_card(record: dict, model: str, style: str, size: int, files: list[str],

@@ -418,6 +418,9 @@ def _config_error(e: ConfigValidationError) -> str:
         for err in errors[:3]:
             loc = ".".join(str(x) for x in err.get("loc", []))
             msg = _type_message(str(err.get("msg")))
+            if msg.endswith(", got True") and loc:   # most often a bare --section.key flag
+                msg = (f"{msg[:-4]}true (on the command line, --{loc} with no value after it "
+                       f"means true: give the value, e.g. --{loc} VALUE)")
             parts.append(f"{loc}: {msg}" if loc else msg)
         return "; ".join(parts)
     # a syntax error: confection's description holds configparser's "[line N]: 'text'"
@@ -491,8 +494,10 @@ def _unregistered(registry, part) -> str:
             known = sorted(table.get_all())
             if name in known:
                 continue
-            guess = short_names(known).get(name) or next((k for k in known if name and name in k),
-                                                         None)
+            # "gw" → dp_vocab.gw.v1; a near spelling ("dp_vocab.csv.v2"); a part of a name
+            guess = short_names(known).get(name) \
+                or next(iter(difflib.get_close_matches(name, known, n=1, cutoff=0.75)), None) \
+                or next((k for k in known if len(name) >= 3 and f".{name}." in f".{k}"), None)
             hint = f" Did you mean {guess!r}?" if guess else ""
             listed = "`dp-vocab mechanisms` lists them" if key == "@mechanisms" else \
                 "registered: " + ", ".join(known)

@@ -102,6 +102,10 @@ def _check_path(path, kind: str = "file") -> Path:
         raise CorpusError(f"corpus file not found{_where(p)}. Point the recipe at it with "
                           f"--paths.corpus FILE, or pass an existing path", path=p)
     if kind == "dir" and not p.is_dir():
+        if p.is_file():
+            raise CorpusError("expected a folder, found a file. For a corpus file, use the reader "
+                              "of its format: --corpus.@readers dp_vocab.jsonl.v1 (or csv, "
+                              "parquet, arrow)", path=p)
         raise CorpusError(f"corpus folder not found{_where(p)}. Point the recipe at it with "
                           f"--paths.corpus DIR, or pass an existing path", path=p)
     return p
@@ -345,7 +349,8 @@ def _check_text(reader: _Reader, text, field: str, line: int | None) -> str | No
 
 def _check_user(reader: _Reader, user, field: str, line: int | None):
     if isinstance(user, bool) or not isinstance(user, (str, int)) or user == "":
-        reader.report_bad(f"expected a non-empty string or integer user id, found {_kind(user)}",
+        found = "a number that is not an integer" if isinstance(user, float) else _kind(user)
+        reader.report_bad(f"expected a non-empty string or integer user id, found {found}",
                           line, field)
         return None
     reader.note_id_kind(user)
@@ -569,9 +574,13 @@ class CsvReader(_Reader):
                                   field=name)
             if name not in header:
                 # the first row is not quoted: without a header it would be a private record
+                also = [n for n in (self.user_field, self.text_field)
+                        if n != name and n not in header]
                 raise CorpusError("column missing from the header (line 1 must name the "
-                                  "columns); set user_field/text_field to the header's names",
-                                  path=path, line=1, field=name)
+                                  "columns)" + (f", and so is {also[0]!r}" if also else "")
+                                  + "; set user_field and text_field to the header's names "
+                                  "(--corpus.user_field NAME --corpus.text_field NAME on the "
+                                  "command line)", path=path, line=1, field=name)
         ui, ti = header.index(self.user_field), header.index(self.text_field)
         while True:
             start = reader.line_num + 1  # a record may span lines: report where it starts
@@ -636,9 +645,9 @@ class TextDirReader(_Reader):
         return self._done, self._total
 
     def describe(self) -> dict:
-        user = "one file matching the pattern, named by its path below the folder" \
+        user = f"one file matching {self.pattern!r}, named by its path below the folder" \
             if self.user_per == "file" else \
-            "one sub-folder, with every file below it that matches the pattern"
+            f"one sub-folder, with every file below it that matches {self.pattern!r}"
         return {**super().describe(), "pattern": self.pattern, "user_per": self.user_per,
                 "user": user}
 
@@ -664,7 +673,8 @@ class TextDirReader(_Reader):
         files = self._files()
         if not files:   # a fact about the folder's names and the recipe's pattern
             raise CorpusError(f"no file in the folder matches pattern {self.pattern!r}. Set "
-                              f"[corpus] pattern, e.g. \"**/*.md\"", path=self.path)
+                              f"[corpus] pattern, e.g. \"**/*.md\" (--corpus.pattern '**/*.md' "
+                              f"on the command line)", path=self.path)
         sizes = [p.stat().st_size for p in files]
         self._total = sum(sizes)
         for p, size in zip(files, sizes):
