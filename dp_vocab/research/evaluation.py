@@ -155,7 +155,7 @@ def corpus_reader(path: Path, overrides: dict | None = None):
 def _check_corpus_overrides(overrides: dict) -> None:
     """A corpus file takes its reader's settings; ε, δ and Δ0 have options of their own."""
     _check_used_overrides({k: v for k, v in overrides.items() if not k.startswith("corpus.")},
-                          False, None, sections=())
+                          False, None, corpus_file=True)
     other = sorted(k for k in overrides if not k.startswith("corpus.") or k == "corpus.path")
     if other:
         raise ParameterError("overrides", other, "only its reader's settings for a corpus file "
@@ -492,20 +492,20 @@ _EVALUATED_SECTIONS = ("paths", "corpus", "items", "mechanism")
 
 
 def _check_used_overrides(overrides: dict, tokenizer_runs: bool, max_items_per_user,
-                          sections=None) -> None:
+                          corpus_file: bool = False) -> None:
     """Refuse overrides evaluate would not use, so the report never lists an ignored one: it
     reads [paths], [corpus], [items] and [mechanism] (but ε and δ), and the recipe's runs with
-    ``--holdout`` read every section but ``budget.epsilon``. ``sections``: those read (a
-    corpus file's: none but [corpus]); only ε, δ and Δ0 are checked outside them."""
+    ``--holdout`` read every section but ``budget.epsilon``. On a corpus file only ε, δ and
+    Δ0 are checked here (its own check refuses the rest)."""
     for key in overrides:
         section, _, name = key.partition(".")
         if key == "budget.epsilon" or (section == "mechanism" and name in ("epsilon", "delta")):
             fix = "Set ε with --epsilon (epsilons=) and δ with --delta (delta=)."
         elif key == "mechanism.max_items_per_user" and max_items_per_user is not None:
             fix = "Give Δ0 once: --max-items-per-user (max_items_per_user=) sets it here."
-        elif key == "mechanism.max_items_per_user" and sections is not None:
+        elif key == "mechanism.max_items_per_user" and corpus_file:
             fix = "Set Δ0 with --max-items-per-user (max_items_per_user=)."
-        elif sections is not None:
+        elif corpus_file:
             continue
         elif section in _EVALUATED_SECTIONS or tokenizer_runs:
             continue
