@@ -425,6 +425,10 @@ def test_a_corpus_file_takes_its_readers_settings_as_a_recipe_does(tmp_path):
     fields = {"corpus.user_field": "author", "corpus.text_field": "body"}
     ev = evaluate(str(corpus), ["gw"], [3.0], repeats=1, overrides=fields)
     assert ev.non_private["union_size"] == 3
+    # the report says what one user is, as privacy.json does for a run
+    assert ev.context["one_user"] == "all documents with the same value in field 'author'"
+    write_report(ev, tmp_path / "rep")
+    assert "field &#x27;author&#x27;" in (tmp_path / "rep" / "report.html").read_text("utf-8")
     ev = evaluate("quickstart", ["gw"], [3.0], repeats=1,
                   overrides={"paths.corpus": str(corpus), **fields})
     assert ev.non_private["union_size"] == 3
@@ -435,6 +439,7 @@ def test_a_corpus_file_takes_its_readers_settings_as_a_recipe_does(tmp_path):
     ev = evaluate(str(docs), ["gw"], [3.0], repeats=1,
                   overrides={"corpus.@readers": "dp_vocab.text_folder.v1"})
     assert ev.non_private["union_size"] == 2
+    assert ev.context["one_user"].startswith("one file matching '*.txt'")
     res = CliRunner().invoke(app, ["evaluate", str(docs), "--mechanisms", "gw", "--repeats", "1",
                                    "--corpus.@readers", "dp_vocab.text_folder.v1",
                                    "-o", str(docs / "report")], terminal_width=400)

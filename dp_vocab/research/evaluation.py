@@ -110,7 +110,8 @@ class Evaluation:
 
 
 def _load(source, progress, sequences: bool = False, overrides: dict | None = None):
-    """(item sets or token sequences, the item extractor that made them); ``overrides``
+    """(item sets or token sequences, the item extractor that made them, what one user is in
+    the corpus's terms (the reader's record; None for item sets)); ``overrides``
     change a recipe's values (``recipes.load_recipe``), or a corpus file's reader settings
     (``corpus_reader``)."""
     from ..ingest.text.items import ItemExtractor
@@ -119,7 +120,7 @@ def _load(source, progress, sequences: bool = False, overrides: dict | None = No
         if sequences:
             raise ParameterError("source", "ItemSets", "a corpus or recipe path",
                                  "n-gram mechanisms (dpne) need the token sequences")
-        return source, ItemExtractor(RegexTokenizer())
+        return source, ItemExtractor(RegexTokenizer()), None
     if not isinstance(source, (str, os.PathLike)):
         raise ParameterError("source", f"a {type(source).__name__}",
                              "a corpus path, a recipe (.cfg) or ItemSets",
@@ -135,7 +136,8 @@ def _load(source, progress, sequences: bool = False, overrides: dict | None = No
         reader, extractor = corpus_reader(path, overrides), ItemExtractor(RegexTokenizer())
     # a run's own loading: a corpus that gives no document is the same error here
     from ..backends.local import LocalBackend
-    return LocalBackend().load(reader, extractor, sequences, progress), extractor
+    return LocalBackend().load(reader, extractor, sequences, progress), extractor, \
+        (getattr(reader, "describe", dict)() or {}).get("user")
 
 
 def corpus_reader(path: Path, overrides: dict | None = None):
@@ -401,7 +403,7 @@ def evaluate(source, mechanisms: list[str] | None, epsilons: list[float], delta:
         check_positive_int(d0, "max_items_per_user")
     mechanism_params = _with_recipe_public_params(recipe, mechanisms, mechanism_params or {})
     from ..registry import mechanism_class
-    itemsets, extractor = _load(source, progress, overrides=overrides)
+    itemsets, extractor, one_user = _load(source, progress, overrides=overrides)
     if not itemsets.n_pairs:
         # evaluate is the data owner's NON-PRIVATE harness: saying the corpus is empty is fine
         raise CorpusError("no item in the corpus (no user holds one): "
@@ -475,7 +477,8 @@ def evaluate(source, mechanisms: list[str] | None, epsilons: list[float], delta:
                    "union_size": int((holders > 0).sum()),
                    **{f"held_by_at_least_{k}": int((holders >= k).sum())
                       for k in HOLDER_THRESHOLDS}}
-    context = {"source": _source_name(source, overrides), "holdout": float(holdout),
+    context = {"source": _source_name(source, overrides), "one_user": one_user,
+               "holdout": float(holdout),
                "users_NON_PRIVATE": int(train.n_users + heldout.n_users),
                "heldout_users_NON_PRIVATE": int(heldout.n_users), "delta": float(delta),
                "repeats": int(repeats), "dp_vocab_version": __version__,
@@ -837,6 +840,7 @@ def _html(ev: Evaluation, pngs: dict[str, bytes]) -> str:
         f"{users:,}" + (f" ({users - held:,} in the runs, {held:,} held out)" if held else ""))
     context_rows = [
         ("evaluated", ctx.get("source", "–")),
+        ("one user", ctx.get("one_user") or "–"),
         (f"users ({NON_PRIVATE})", users_text),
         ("held-out share", f"{100 * holdout:g}% of users, by a fixed hash of the user id"
          if holdout else "none (no held-out columns)"),
