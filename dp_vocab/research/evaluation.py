@@ -136,8 +136,9 @@ def _load(source, progress, sequences: bool = False, overrides: dict | None = No
         reader, extractor = corpus_reader(path, overrides), ItemExtractor(RegexTokenizer())
     # a run's own loading: a corpus that gives no document is the same error here
     from ..backends.local import LocalBackend
-    return LocalBackend().load(reader, extractor, sequences, progress), extractor, \
-        (getattr(reader, "describe", dict)() or {}).get("user")
+    describe = getattr(reader, "describe", None)   # a registered reader may have none
+    one_user = describe().get("user") if describe is not None else None
+    return LocalBackend().load(reader, extractor, sequences, progress), extractor, one_user
 
 
 def corpus_reader(path: Path, overrides: dict | None = None):
