@@ -108,9 +108,9 @@ def parse_overrides(args: list[str]) -> dict[str, Any]:
 
 
 def _override_dict(overrides) -> dict[str, Any]:
-    """Python's ``overrides``: ``{"budget.epsilon": 1.0}``; a section's dict
-    (``{"budget": {"epsilon": 1.0}}``) sets its keys one by one, and a key written as on the
-    command line (``"--budget.epsilon"``) is read as one."""
+    """Python's ``overrides``: ``{"budget.epsilon": 1.0}``, a section's dict
+    (``{"budget": {"epsilon": 1.0}}``, set key by key: ``_flatten_sections``), and a key
+    written as on the command line (``"--budget.epsilon"``)."""
     if overrides is None:
         return {}
     if not isinstance(overrides, Mapping):
@@ -119,10 +119,9 @@ def _override_dict(overrides) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in overrides.items():
         key = key.removeprefix("--") if isinstance(key, str) else key
-        if isinstance(key, str) and "." not in key and isinstance(value, Mapping):
-            out.update(_override_dict({f"{key}.{k}": v for k, v in value.items()}))
-            continue
-        if not isinstance(key, str) or not _OVERRIDE_KEY.fullmatch(key):
+        section = isinstance(key, str) and isinstance(value, Mapping) \
+            and _OVERRIDE_KEY.fullmatch(f"{key}.x")
+        if not section and (not isinstance(key, str) or not _OVERRIDE_KEY.fullmatch(key)):
             raise RecipeError(f"override {key!r:.80}: expected a key \"section.key\" made of "
                               f"letters, digits and _, e.g. {{\"budget.epsilon\": 1.0}}")
         out[key] = value
@@ -176,7 +175,7 @@ def load_recipe(recipe, overrides: dict[str, Any] | None = None) -> Config:
             # broken ${budget.epsilon} reference
             original = Config().from_str(text, interpolate=False)
             _check_sections(original)
-            if "run" not in original and any(k.startswith("run.") for k in overrides):
+            if "run" not in original and any(k.split(".")[0] == "run" for k in overrides):
                 text += "\n[run]\n"   # optional, all defaults: --run.seed 3 sets one
                 original["run"] = {}
             _check_override_sections(overrides, original)
