@@ -517,13 +517,21 @@ CASES = [
          message=r"unknown section \[budjet\]; allowed sections: \[paths\].*\[budget\]"),
     Case("unknown-budget-key", lambda d: run(recipe(d, users_jsonl(d)), "-o", "{out}",
                                              "--budget.epsilonn", "3"),
-         message=r"\[budget\]: unknown key 'epsilonn'; allowed: epsilon, delta"),
+         message=r"override --budget\.epsilonn: \[budget\] has no key 'epsilonn' \(did you "
+                 r"mean --budget\.epsilon\?\); allowed: epsilon, delta"),
     Case("unknown-run-key", lambda d: run(recipe(d, users_jsonl(d), extra="[run]\nsead = 3"),
                                           "-o", "{out}"),
          message=r"\[run\]: unknown key 'sead'"),
     Case("override-of-unknown-key", lambda d: run(recipe(d, users_jsonl(d)), "-o", "{out}",
                                                   "--run.sead", "3"),
-         message=r"\[run\]: unknown key 'sead'; allowed: seed"),
+         message=r"override --run\.sead: \[run\] has no key 'sead' \(did you mean "
+                 r"--run\.seed\?\); allowed: seed"),
+    # a misspelt [paths] variable would otherwise run on the recipe's own corpus
+    Case("override-of-unknown-paths-key",
+         lambda d: run(recipe(d, users_jsonl(d)), "-o", "{out}", "--paths.corpuss", "x.jsonl"),
+         message=r"override --paths\.corpuss: \[paths\] has no key 'corpuss' \(did you mean "
+                 r"--paths\.corpus\?\); its keys: corpus\. A new \[paths\] variable is read "
+                 r"only where the recipe file refers to it"),
     Case("override-of-absent-optional-section",
          lambda d: run(recipe(d, users_jsonl(d)), "-o", "{out}", "--counts.epsilon", "1"),
          message=r"override --counts\.epsilon: \[counts\] is a section of dp-vocab recipes, "

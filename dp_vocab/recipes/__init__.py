@@ -182,6 +182,7 @@ def load_recipe(recipe, overrides: dict[str, Any] | None = None) -> Config:
         overrides = _flatten_sections(overrides, original)
         _check_override_targets(overrides, original)
         _check_function_overrides(overrides, original)
+        _check_plain_keys(overrides, original)
         if isinstance(recipe, Config):
             cfg = Config(recipe).interpolate() if not overrides else \
                 Config().from_str(recipe.to_str(), overrides=overrides)
@@ -311,6 +312,27 @@ def _check_function_overrides(overrides: dict, original) -> None:
                               f"--{path}.{have[0]} NAME"
                               + (f"; {ref} is in [{where[0]}]: --{where[0]}.{ref} NAME"
                                  if where else ""))
+
+
+def _check_plain_keys(overrides: dict, original) -> None:
+    """An override of [paths], [run] or [budget] names a key that section takes: a misspelt
+    ``--paths.corpuss`` would otherwise add a variable nothing reads, and run on the recipe's
+    own corpus."""
+    for key in overrides:
+        section, _, rest = key.partition(".")
+        allowed = {"paths": list(original.get("paths") or {}), "run": list(RUN_DEFAULTS),
+                   "budget": list(BUDGET_KEYS)}.get(section)
+        if allowed is None or rest in allowed:
+            continue
+        near = difflib.get_close_matches(rest, allowed, n=1)
+        what = "its keys" if section == "paths" else "allowed"
+        raise RecipeError(f"override --{key}: [{section}] has no key {rest!r}"
+                          + (f" (did you mean --{section}.{near[0]}?)" if near else "")
+                          + (f"; {what}: {', '.join(allowed)}" if allowed else
+                             "; it is empty in this recipe")
+                          + (". A new [paths] variable is read only where the recipe file "
+                             "refers to it (${paths.NAME}): add both there"
+                             if section == "paths" else ""))
 
 
 def _blocks_with(block, path: str) -> list[str]:
