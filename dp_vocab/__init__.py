@@ -3,7 +3,8 @@
 from .version import __version__
 
 from .errors import (BudgetExceededError, CorpusError, DPVocabError,  # noqa: E402
-                     ExportNoteWarning, OutputError, ParameterError, RecipeError)
+                     ExportNoteWarning, OutputError, ParameterError, RecipeError,
+                     SkippedDocumentsWarning)
 from .data.itemsets import ItemSets, Vocabulary  # noqa: E402
 from .data.release import Release  # noqa: E402
 
@@ -31,5 +32,5 @@ def __getattr__(name: str):
 __all__ = ["BudgetExceededError", "CorpusError", "DPVocabError", "ExportNoteWarning", "ItemSets",
            "OutputError",
            "ParameterError",
-           "RecipeError", "Release", "Vocabulary", "__version__", "evaluate", "itemsets_from_frame",
+           "RecipeError", "Release", "SkippedDocumentsWarning", "Vocabulary", "__version__", "evaluate", "itemsets_from_frame",
            "make_mechanism", "run_recipe"]

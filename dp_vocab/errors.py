@@ -71,7 +71,8 @@ class RecipeError(DPVocabError):
 class CorpusError(DPVocabError):
     """The input corpus cannot be read as configured.
 
-    ``path``, ``line`` and ``field`` locate the problem.
+    ``path``, ``line`` and ``field`` locate the problem. An in-memory table (``path`` such as
+    ``<DataFrame>``) has no lines: its row is named by position, not by index label.
     """
 
     def __init__(self, message: str, path: object = None, line: int | None = None,
@@ -80,7 +81,9 @@ class CorpusError(DPVocabError):
         where = ""
         if path is not None:
             where = str(path)
-            if line is not None:
+            if line is not None and where.startswith("<"):
+                where += f", row {line} (by position, from 1)"
+            elif line is not None:
                 where += f":{line}"
             where += ": "
         if field is not None:
@@ -95,3 +98,9 @@ class OutputError(DPVocabError):
 class ExportNoteWarning(UserWarning):
     """An export differs from what the recipe asked (a tokenizer smaller or larger than
     ``vocab_size``, say): the note is also in ``RunResult.notes`` and ``privacy.json``."""
+
+
+class SkippedDocumentsWarning(UserWarning):
+    """``itemsets_from_frame`` skipped rows (empty documents, and bad rows with
+    ``on_error = "skip"``): a NON-PRIVATE count of the input for its owner, as the command
+    line's diagnostic; it names rows, never their text."""

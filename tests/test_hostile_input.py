@@ -184,10 +184,11 @@ def _frame_cases():
          r"become floats in pandas: convert with"),
         ("pandas-nullable-int-ids-with-na", lambda: _pandas(
             user=pd.array([1, 2, pd.NA, 4, 5, 6], dtype="Int64"), text=TEXTS), {},
-         r"<DataFrame>:3: field 'user': expected a non-empty string or integer user id, "
-         r"found null"),
+         r"<DataFrame>, row 3 \(by position, from 1\): field 'user': expected a non-empty "
+         r"string or integer user id, found null"),
         ("pandas-nan-text", lambda: _pandas(user=list("abcdef"), text=nan_text), {},
-         r"<DataFrame>:3: field 'text': expected a string, found null"),
+         r"<DataFrame>, row 3 \(by position, from 1\): field 'text': expected a string, "
+         r"found null"),
         ("pandas-mixed-text", lambda: _pandas(user=list("abcdef"),
                                               text=TEXTS[:2] + [3] + TEXTS[3:]), {},
          r"field 'text': expected one kind of value per column"),
@@ -216,12 +217,14 @@ def _frame_cases():
                                                        text=[1.0, float("nan"), 2, 3, 4, 5]), {},
          r"field 'text': expected a column of strings, found a column of type double"),
         ("polars-null-text", lambda: _polars(user=list("abcdef"), text=none_text), {},
-         r"<DataFrame>:3: field 'text': expected a string, found null"),
+         r"<DataFrame>, row 3 \(by position, from 1\): field 'text': expected a string, "
+         r"found null"),
         ("polars-struct-ids", lambda: _polars(user=[{"name": SECRET}] * 6, text=TEXTS), {},
          r"field 'user': expected a column of strings or integers \(user ids\), found a column "
          r"of type struct"),
         ("datasets-none-text", lambda: _dataset(user=list("abcdef"), text=none_text), {},
-         r"<Dataset>:3: field 'text': expected a string, found null"),
+         r"<Dataset>, row 3 \(by position, from 1\): field 'text': expected a string, "
+         r"found null"),
         ("datasets-list-text", lambda: _dataset(user=list("abcdef"),
                                                 text=[[SECRET]] * 6), {},
          r"<Dataset>: field 'text': expected a column of strings, found a column of type list"),
@@ -235,7 +238,8 @@ def _frame_cases():
          r"^<DataFrame>: no document was read: found no row holding a document"),
         ("polars-blank-texts-only", lambda: _polars(user=list("abcdef"), text=[" ", "\n"] * 3),
          {}, r"^<DataFrame>: no document was read: all 6 rows were skipped \(the first: "
-             r"<DataFrame>:1: field 'text': empty document, skipped\)\. Check that text= names "
+             r"<DataFrame>, row 1 \(by position, from 1\): field 'text': empty document, "
+             r"skipped\)\. Check that text= names "
              r"the column holding the texts$"),
     ]
 

@@ -3,6 +3,7 @@ errors as the text readers (file, row, field; never a value)."""
 
 import gzip
 import json
+import warnings
 
 import pandas as pd
 import polars as pl
@@ -10,6 +11,7 @@ import pyarrow as pa
 import pyarrow.feather as feather
 import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
+
 import pytest
 
 from dp_vocab import itemsets_from_frame
@@ -137,11 +139,13 @@ def test_frames_pandas_polars_datasets_give_the_same_item_sets():
 def test_frames_are_validated_like_files():
     cases = [
         (pd.DataFrame({"author": ["a", None], "body": ["x", SECRET]}),
-         r"<DataFrame>:2: field 'author': expected a non-empty string or integer user id"),
+         r"<DataFrame>, row 2 \(by position, from 1\): field 'author': expected a non-empty "
+         r"string or integer user id"),
         (pd.DataFrame({"author": ["a", 7], "body": ["x", SECRET]}),
          r"field 'author': expected one kind of value per column"),
         (pl.DataFrame({"author": ["a", "b"], "body": ["x", None]}),
-         r"<DataFrame>:2: field 'body': expected a string, found null"),
+         r"<DataFrame>, row 2 \(by position, from 1\): field 'body': expected a string, "
+         r"found null"),
         (pl.DataFrame({"author": ["a"], "text": [SECRET]}), r"field 'body': column missing"),
         (pd.DataFrame({"author": ["a"], "body": [3]}), r"field 'body': expected a column of "
          r"strings, found a column of type int64"),
@@ -155,6 +159,23 @@ def test_frames_are_validated_like_files():
     # the fix is said in the terms of the call that made the frame's reader, not a recipe's
     with pytest.raises(CorpusError, match=r'Fix the row, or pass on_error="skip" to skip such rows'):
         itemsets_from_frame(cases[0][0], user="author", text="body")
+
+
+def test_rows_skipped_from_a_frame_are_counted_in_a_warning_naming_rows_not_text():
+    from dp_vocab import SkippedDocumentsWarning
+    # index labels 10, 20, ...: the row is named by its position
+    frame = pd.DataFrame({"user": ["a", None, "b", "c", "d"],
+                          "text": [SECRET, SECRET, "  ", "x", None]},
+                         index=[10, 20, 30, 40, 50])
+    with pytest.warns(SkippedDocumentsWarning, match=r"skipped 3 rows \(empty documents, and bad "
+                      r"rows with on_error=\"skip\"\); the first: <DataFrame>, row 2 \(by "
+                      r"position, from 1\): field 'user'") as caught:
+        got = itemsets_from_frame(frame, on_error="skip")
+    assert set(got.to_dict()) == {"a", "c"}
+    assert all(SECRET not in str(w.message) for w in caught)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")   # a frame with nothing skipped warns of nothing
+        itemsets_from_frame(frame.iloc[[0, 3]], on_error="skip")
 
 
 def test_tables_that_are_not_one_in_memory_frame_say_what_to_do():

@@ -92,7 +92,9 @@ def itemsets_from_frame(frame, user: str = "user", text: str = "text", extractor
         How texts become items; None: the regex word extractor (NFKC, lower-cased words), as
         in the shipped recipes.
     on_error : str
-        ``"raise"`` (a bad row stops with its row number and column) or ``"skip"``.
+        ``"raise"`` (a bad row stops with its row number and column) or ``"skip"``. Skipped
+        rows (bad ones, and empty documents either way) are counted in a
+        ``SkippedDocumentsWarning``, a NON-PRIVATE diagnostic that names rows, not their text.
 
     Returns
     -------
@@ -122,6 +124,14 @@ def itemsets_from_frame(frame, user: str = "user", text: str = "text", extractor
     itemsets = extract_itemsets(reader, extractor)
     if not itemsets.n_users:   # as a run: a table with no document is an error, not no users
         raise nothing_read(reader)
+    if reader.skipped:
+        import warnings
+        from ..errors import SkippedDocumentsWarning
+        n = reader.skipped
+        warnings.warn(SkippedDocumentsWarning(
+            f"NON-PRIVATE diagnostic (do not publish): skipped {n:,} row{'' if n == 1 else 's'} "
+            f"(empty documents, and bad rows with on_error=\"skip\"); the first: "
+            f"{reader.skip_reasons[0]}"), stacklevel=2)
     return itemsets
 
 
