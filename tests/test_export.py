@@ -912,6 +912,15 @@ def test_model_card_names_the_model_the_noise_and_its_own_files():
     assert "- Private: the corpus's text, split into items by the settings privacy.json " \
         "records under `items`: `tokenizer = \"hf_pre_tokenizer\"`, `kind = \"bert_parts\"`, " \
         "`lowercase = true`." in card
+    # each public list says what it was for
+    record["privacy"] = {"public_domain": {"source": "wordfreq:en", "items": 1000,
+                                           "sha256": "ab" * 32}}
+    card = model_card(record, "bpe", "gpt2 style", 8000, [], public=[
+        {"source": "wordfreq:en (wordfreq 3.1.1; the trainer's prior)", "items": 50,
+         "sha256": "cd" * 32}])
+    assert f"- `wordfreq:en` (the selection's public candidates): 1,000 items, SHA-256 " \
+        f"`{'ab' * 32}`" in card
+    assert "- `wordfreq:en (wordfreq 3.1.1; the trainer's prior)`: 50 entries" in card
 
 
 def test_model_card_of_a_seeded_run_says_it_is_not_for_release():

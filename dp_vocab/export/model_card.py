@@ -43,13 +43,15 @@ def _seeded(record: dict) -> list[str]:
 
 
 def _public_inputs(record: dict) -> list[str]:
-    """Public lists the run used, with their SHA-256 (from the mechanism's record)."""
+    """Public lists the run used, with what each was for and its SHA-256 (from the
+    mechanism's record)."""
     out = []
     privacy = record.get("privacy") or {}
     for key, value in privacy.items():
         if isinstance(value, dict) and "sha256" in value:
-            out.append(f"- `{value.get('source', key)}`: {_count(value.get('items'))} items, "
-                       f"SHA-256 `{value['sha256']}`")
+            role = "the selection's public candidates" if key == "public_domain" else key
+            out.append(f"- `{value.get('source', key)}` ({role}): {_count(value.get('items'))} "
+                       f"items, SHA-256 `{value['sha256']}`")
     return out
 
 
