@@ -341,6 +341,8 @@ def test_summary_shows_the_counts_stage_and_the_bpe_size_note(tmp_path):
                ["model"]["vocab"])
     assert size < 8000
     assert rows["hf tokenizer"].startswith(f"{size:,} tokens")   # the size made, on the console
+    # where to load it: its own folder, not the run's root (AutoTokenizer cannot read that)
+    assert rows["load with"] == f'AutoTokenizer.from_pretrained("{out}/hf")'
     [note] = record["export_notes"]
     assert note.startswith(f"hf/tokenizer.json has {size:,} tokens, not the requested "
                            f"vocab_size = 8,000: the {record['released_items']:,} released items")
@@ -641,3 +643,13 @@ def test_the_command_puts_numpy_arrays_on_ordinary_pages_unless_told(monkeypatch
         assert switch(True) is (env is not None)   # returns the setting it replaces
     finally:
         switch(before)
+
+
+def test_the_summary_says_where_each_export_loads_from():
+    from types import SimpleNamespace
+    from dp_vocab.cli.display import _loaders
+    result = SimpleNamespace(output=Path("out/run"), files=[
+        "vocab.txt", "spacy/vocab", "spacy/pipeline", "hf/tokenizer.json", "privacy.json"])
+    assert _loaders(result) == ['AutoTokenizer.from_pretrained("out/run/hf")',
+                                'spacy.load("out/run/spacy/pipeline")']
+    assert _loaders(SimpleNamespace(output=Path("o"), files=["vocab.txt", "spacy/vocab"])) == []

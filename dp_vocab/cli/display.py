@@ -107,7 +107,19 @@ def summary_table(result) -> Table:
                                   "counts and the public inputs)")
     t.add_row("randomness", rel.randomness["mode"])
     t.add_row("output", escape(f"{result.output}/ ({', '.join(result.files)})"))
+    for how in _loaders(result):
+        t.add_row("load with", escape(how))
     return t
+
+
+def _loaders(result) -> list[str]:
+    """How to load what was exported, at its own folder (the run's root is not a tokenizer)."""
+    out = []
+    if "hf/tokenizer.json" in result.files:
+        out.append(f'AutoTokenizer.from_pretrained("{result.output}/hf")')
+    if any(f.rstrip("/") == "spacy/pipeline" for f in result.files):
+        out.append(f'spacy.load("{result.output}/spacy/pipeline")')
+    return out
 
 
 def _tokenizer_size(result) -> int | None:
