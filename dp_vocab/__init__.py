@@ -30,7 +30,6 @@ def __getattr__(name: str):
 
 
 __all__ = ["BudgetExceededError", "CorpusError", "DPVocabError", "ExportNoteWarning", "ItemSets",
-           "OutputError",
-           "ParameterError",
-           "RecipeError", "Release", "SkippedDocumentsWarning", "Vocabulary", "__version__", "evaluate", "itemsets_from_frame",
-           "make_mechanism", "run_recipe"]
+           "OutputError", "ParameterError", "RecipeError", "Release", "SkippedDocumentsWarning",
+           "Vocabulary", "__version__", "evaluate", "itemsets_from_frame", "make_mechanism",
+           "run_recipe"]
