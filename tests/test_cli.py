@@ -410,6 +410,22 @@ def test_the_written_recipe_runs_again_to_the_same_release(tmp_path):
     assert again.record["composition"] == first.record["composition"]
 
 
+def test_a_given_user_order_key_is_not_written_beside_the_release(tmp_path):
+    """A key given in a recipe must stay as secret as a fresh one (proofs README §1): the
+    written recipe says it was given and holds null; given again, the run repeats."""
+    key = "0123456789abcdef" * 2
+    over = {"run.seed": 5, "run.key": key}
+    first = run_recipe(QUICKSTART, tmp_path / "a", overrides=over)
+    written = (tmp_path / "a" / "recipe.cfg").read_text(encoding="utf-8")
+    assert key not in written and "key = null" in written
+    assert written.startswith("# run.key was given and is not written here")
+    assert not any(key in p.read_text(encoding="utf-8", errors="replace")
+                   for p in (tmp_path / "a").rglob("*") if p.is_file())
+    again = run_recipe(tmp_path / "a" / "recipe.cfg", tmp_path / "b",
+                       overrides={"run.key": key})
+    assert again.release.items == first.release.items
+
+
 def test_exporter_needing_counts_fails_before_reading(tmp_path):
     from dp_vocab.errors import RecipeError
     recipe = tmp_path / "bpe-without-counts.cfg"   # the quickstart's selection, no [counts]

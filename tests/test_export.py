@@ -779,6 +779,37 @@ def test_a_tokenizer_like_an_existing_one_keeps_its_pipeline_and_retrains_its_mo
         in card
 
 
+def test_like_refuses_items_of_another_pipeline_before_any_data_is_read(tmp_path):
+    """Items from another pipeline (or lower-cased on top of a cased source's) would train
+    pieces the source's pre-tokenizer never makes: refused, with the fix, before reading."""
+    from dp_vocab.errors import RecipeError
+    from dp_vocab.recipes import plan_run
+    bert, uni = (_source_tokenizer(tmp_path / k, k) for k in ("wordpiece", "unigram"))
+    corpus = tmp_path / "missing.jsonl"   # never opened: the check comes first
+    pipeline = {"@tokenizers": "dp_vocab.hf_tokenizer_pipeline.v1", "path": str(uni)}
+
+    def recipe(tokenizer, like, lowercase=False):
+        return {"budget": {"epsilon": 3.0, "delta": 1e-5, "counts_share": 0.5},
+                "corpus": {"@readers": "dp_vocab.jsonl.v1", "path": str(corpus)},
+                "items": {"@extractors": "dp_vocab.items.v1", "lowercase": lowercase,
+                          "nfkc": False, "tokenizer": tokenizer},
+                "mechanism": {"@mechanisms": "dp_vocab.policy_gaussian.v1"},
+                "counts": {"@counts": "dp_vocab.discrete_gaussian_counts.v1"},
+                "export": {"@exporters": "dp_vocab.hf_tokenizer.v1", "like": like}}
+    for tokenizer, like, lowercase in (
+            ({**pipeline, "path": str(bert)}, uni, False),   # BERT's units, a Metaspace source
+            ({"@tokenizers": "dp_vocab.regex.v1"}, uni, False),
+            (pipeline, uni, True)):                         # the cased source lower-cased
+        with pytest.raises(RecipeError, match=r"recipe \[items\]: the items are not the units "
+                           r"of export\.like's tokenizer .*its pipeline makes '▁The'.*"
+                           r"@tokenizers = \"dp_vocab\.hf_tokenizer_pipeline\.v1\" with path"):
+            plan_run(recipe(tokenizer, str(like), lowercase), tmp_path / "out")
+    # the source's own pipeline passes the check (and then finds no corpus)
+    from dp_vocab.errors import CorpusError
+    with pytest.raises(CorpusError, match="not found"):
+        plan_run(recipe(pipeline, str(uni)), tmp_path / "out")
+
+
 def test_like_is_checked_before_any_data_is_read(tmp_path):
     src = _source_tokenizer(tmp_path / "src", "wordpiece")
     with pytest.raises(ParameterError, match="export.like"):

@@ -736,6 +736,7 @@ def plan_run(recipe, output, overrides: dict[str, Any] | None = None,
                               f"counts: add a [counts] section or set mechanism.noisy_counts = "
                               f"true (count_laplace). Nothing was read or written.")
     _check_special_tokens(exporters, extractor)
+    _check_like_pipeline(exporters, extractor)
     run = cfg["run"]
     if run["backend"] not in BACKENDS:
         raise ParameterError("run.backend", run["backend"], " or ".join(map(repr, BACKENDS)))
@@ -816,21 +817,26 @@ def write(plan: Plan, release: Release, record: dict) -> tuple[list[str], dict]:
             notes += exported.notes
         record = {**record, "export_notes": notes}
         write_json(tmp / "privacy.json", record)
-        (tmp / "recipe.cfg").write_text(_as_written(plan.cfg).to_str() + "\n", encoding="utf-8")
+        (tmp / "recipe.cfg").write_text(_as_written(plan.cfg), encoding="utf-8")
         files += ["privacy.json", "recipe.cfg"]
     return files, record
 
 
-def _as_written(cfg: Config) -> Config:
+def _as_written(cfg: Config) -> str:
     """The recipe to write beside the release: with [budget] counts_share, the stages' ε and δ
-    it derives are left out, so that the file runs again as it stands."""
-    if "counts_share" not in (cfg.get("budget") or {}):
-        return cfg
+    it derives are left out, so that the file runs again as it stands; a given user-order key
+    is not written (it must stay as secret as a fresh one: proofs README §1)."""
     out = Config(copy.deepcopy(dict(cfg)))
-    for name in ("mechanism", "counts"):
-        for key in ("epsilon", "delta"):
-            out[name].pop(key, None)
-    return out
+    if "counts_share" in (cfg.get("budget") or {}):
+        for name in ("mechanism", "counts"):
+            for key in ("epsilon", "delta"):
+                out[name].pop(key, None)
+    header = ""
+    if (out.get("run") or {}).get("key") is not None:
+        out["run"]["key"] = None
+        header = ("# run.key was given and is not written here: a user-order key must stay "
+                  "secret.\n# Give it again (--run.key KEY) to repeat this run's user order.\n")
+    return header + out.to_str() + "\n"
 
 
 def run_recipe(recipe, output, overrides: dict[str, Any] | None = None, force: bool = False,
@@ -911,6 +917,31 @@ def _check_special_tokens(exporters: list, extractor) -> None:
                 raise ParameterError("export.special_tokens", token,
                                      "tokens that text cannot produce as a word",
                                      "Wrap it in brackets, e.g. \"<" + token + ">\".")
+
+
+# public text on which pipelines differ: case, an apostrophe, accents, an NFKC form (the
+# ligature), digits and symbols, a script written without spaces
+_LIKE_PROBE = "The College's café, naïve ﬁne Straße: x=42; 東京大学 and CAPS!"
+
+
+def _check_like_pipeline(exporters: list, extractor) -> None:
+    """A tokenizer made like a source is trained on the items, so they must be the source's
+    own units: from another pipeline (or lower-cased, or NFKC'd on top of it) its model would
+    learn pieces the source's pre-tokenizer never produces. Checked on public text."""
+    for e in exporters:
+        like = getattr(e, "like", None)
+        if like is None:
+            continue
+        items = set(extractor(_LIKE_PROBE))
+        missing = [u for u in like.units_of(_LIKE_PROBE) if u not in items]
+        if missing:
+            raise RecipeError(
+                f"recipe [items]: the items are not the units of export.like's tokenizer "
+                f"({like.path!r}): on the public text {_LIKE_PROBE!r} its pipeline makes "
+                f"{missing[0]!r}, which [items] does not. Extract the items with its pipeline: "
+                f"[items.tokenizer] @tokenizers = \"dp_vocab.hf_tokenizer_pipeline.v1\" with "
+                f"path = {json.dumps(like.path)}, and items.lowercase = false, items.nfkc = "
+                f"false (its normaliser applies). Nothing was read")
 
 
 def output_guards(recipe, overrides: dict[str, Any] | None = None) -> tuple[list, list]:
