@@ -4,6 +4,7 @@ answers every question of the user-data protocol (``bounding.ItemSetData``,
 seeded randomness gives the same releases, ``[counts]`` included."""
 
 import gzip
+import shutil
 from itertools import islice
 from pathlib import Path
 
@@ -323,6 +324,33 @@ def test_private_bpe_on_dask_writes_the_local_files(tmp_path, part, cluster):
     local, dask = files(tmp_path / "local"), files(tmp_path / "dask")
     assert "hf/tokenizer.json" in local and local["privacy.json"]["noisy_counts"]
     assert dask == local
+
+
+def test_relative_paths_are_read_by_workers_in_another_directory(tmp_path, part, cluster,
+                                                                monkeypatch):
+    """The module's workers started in the tests' directory; the client now runs in another,
+    and gives the corpus, a text folder and a tokenizer's pipeline relative to it."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    shutil.copy(part, tmp_path / "part.jsonl.gz")
+    (tmp_path / "docs").mkdir()
+    for i in range(30):
+        (tmp_path / "docs" / f"u{i}.txt").write_text("the college and the class", "utf-8")
+    tok = Tokenizer(models.WordLevel({"[UNK]": 0}, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    tok.save(str(tmp_path / "tok.json"))
+    monkeypatch.chdir(tmp_path)
+    remote = {"run.backend": "dask", "run.scheduler_address": cluster.client.scheduler.address,
+              "run.send_private_data_unencrypted": True, "run.seed": 3, "run.key": KEY.hex()}
+    for name, over in (
+            ("jsonl", {"paths.corpus": "part.jsonl.gz",
+                       "items.tokenizer.@tokenizers": "dp_vocab.hf_tokenizer_pipeline.v1",
+                       "items.tokenizer.path": "tok.json"}),
+            ("folder", {"paths.corpus": "docs",
+                        "corpus.@readers": "dp_vocab.text_folder.v1"})):
+        local = run_recipe("quickstart", f"{name}-local", overrides={**over, "run.seed": 3,
+                                                                     "run.key": KEY.hex()})
+        dask = run_recipe("quickstart", f"{name}-dask", overrides={**over, **remote})
+        assert dask.release.items == local.release.items and local.release.items, name
 
 
 def test_quickstart_on_dask_records_the_backend(tmp_path):

@@ -11,9 +11,11 @@ fractional sums up to summation order).
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import tempfile
 import warnings
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -89,12 +91,15 @@ def _file_readers(reader, n_shares: int) -> list:
     the reader itself when its input can't be split (a text folder, an in-memory frame)."""
     from ..ingest.corpora import JsonlReader, TextDirReader
     from ..ingest.corpora.line_range import split_offsets
-    if isinstance(reader, TextDirReader) or not getattr(reader, "files", None):
+    if not getattr(reader, "files", None):
         return [reader]
-    if len(reader.files) == 1 and n_shares > 1 and isinstance(reader, JsonlReader):
-        path = reader.files[0]
-        return [reader.reading(path, share) for share in split_offsets(path, n_shares)]
-    return [reader.reading(f) for f in reader.files]
+    # absolute: a worker's working directory is not the client's
+    files = [Path(os.path.abspath(f)) for f in reader.files]
+    if isinstance(reader, TextDirReader):
+        return [reader.reading(files[0])]
+    if len(files) == 1 and n_shares > 1 and isinstance(reader, JsonlReader):
+        return [reader.reading(files[0], share) for share in split_offsets(files[0], n_shares)]
+    return [reader.reading(f) for f in files]
 
 
 def _user_parts(user_ids: list, n_parts: int, alone: bool) -> np.ndarray:

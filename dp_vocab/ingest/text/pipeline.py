@@ -8,6 +8,7 @@ kind of model on their DP counts and keeps everything else of it.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from ...errors import ParameterError
@@ -58,8 +59,10 @@ class PipelineTokenizer:
             return text.split()
         return [unit for unit, _ in self._pre.pre_tokenize_str(text)]
 
-    def __getstate__(self) -> dict:   # processes rebuild the pipeline from the file
-        return {"path": self.path}
+    def __getstate__(self) -> dict:
+        # processes rebuild the pipeline from the file; a Dask worker's working directory is
+        # not the client's
+        return {"path": os.path.abspath(self.path)}
 
     def __setstate__(self, state: dict) -> None:
         self._load(state["path"])
