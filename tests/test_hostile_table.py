@@ -597,6 +597,16 @@ CASES = [
          lambda d: run(recipe(d, users_jsonl(d)), "-o", "{out}", "--items.tokenizer.patern", "x"),
          message=r"items\.tokenizer\.patern: unexpected argument: 'patern'; "
                  r"dp_vocab\.regex\.v1 takes: "),
+    # a bad value of a function nested in a section is named by its full field
+    Case("bad-value-of-a-nested-function",
+         lambda d: run(recipe(d, users_jsonl(d)), "-o", "{out}", "--items.tokenizer.pattern",
+                       "("),
+         message=r"^error: items\.tokenizer\.pattern: expected a valid regular expression"),
+    Case("missing-pipeline-tokenizer-file",
+         lambda d: run(recipe(d, users_jsonl(d)), "-o", "{out}", "--items.tokenizer.@tokenizers",
+                       "dp_vocab.hf_tokenizer_pipeline.v1", "--items.tokenizer.path", "no.json"),
+         message=r"^error: items\.tokenizer\.path: expected an existing tokenizer\.json or a "
+                 r"folder holding one \(a relative path: read from the current directory, "),
     Case("override-before-the-recipe",
          lambda d: ["run", "--budget.epsilon", "1", recipe(d, users_jsonl(d)), "-o", "{out}"],
          message=r"RECIPE: expected it first, found the override '--budget\.epsilon'; give it "

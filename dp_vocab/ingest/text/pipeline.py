@@ -23,8 +23,9 @@ def tokenizer_file(path, field: str = "path") -> Path:
     if p.is_dir():
         p = p / "tokenizer.json"
     if not p.is_file():
+        from ..corpora.readers import _where
         raise ParameterError(field, str(path), "an existing tokenizer.json or a folder holding "
-                             "one", "Save a transformers tokenizer with "
+                             f"one{_where(Path(path))}", "Save a transformers tokenizer with "
                              "tokenizer.save_pretrained(folder) first.")
     return p
 
