@@ -1,6 +1,7 @@
 """dp-vocab evaluate: records, files, plots, report; non-private numbers stay in its outputs."""
 
 import html
+import io
 import json
 import re
 from html.parser import HTMLParser
@@ -152,6 +153,11 @@ def test_evaluate_heldout_utility_columns():
         assert ("tokens_per_word" in r) == (r["repeat"] == 0)
     by_eps = {s["epsilon"]: s for s in ev.summary}
     assert by_eps[8.0]["heldout_coverage_mean"] >= by_eps[1.0]["heldout_coverage_mean"]
+    # the console's utility table says tok/w is not a mean over the repeats
+    from rich.console import Console
+    console = Console(file=io.StringIO(), width=400, color_system=None)
+    console.print(ev.table())
+    assert "tok/w: the first repeat's release only" in console.file.getvalue()
     data = toy()
     train, held = split_users(data, 0.25)
     assert train.n_users + held.n_users == data.n_users and held.n_users > 300

@@ -56,7 +56,8 @@ class Evaluation:
     tokenizers: list = field(default_factory=list)
 
     def table(self):
-        """The released sizes; below them, when present, the NON-PRIVATE utility columns."""
+        """The released sizes; below them, when present, the NON-PRIVATE utility columns: a
+        rich renderable (``rich.print(ev.table())``; ``print`` shows only its name)."""
         from rich.console import Group
         from rich.table import Table
         spread = any(row["repeats"] > 1 for row in self.summary)
@@ -95,6 +96,8 @@ class Evaluation:
             return Group(*parts) if len(parts) > 1 else t
         legend = ("; tok/w NP: a non-private vocabulary of the same size"
                   if "tokens_per_word_nonprivate" in extra else "")
+        if "tokens_per_word" in extra and spread:   # a tokenizer is trained on one release
+            legend += "; tok/w: the first repeat's release only"
         if "next_word_suggested_nonprivate" in words:
             legend += "; next word NP: the most held n-grams, as many per level as released"
         u = Table(title=f"[bold red]{NON_PRIVATE}[/] utility (means{legend})")
