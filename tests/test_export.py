@@ -779,6 +779,44 @@ def test_a_tokenizer_like_an_existing_one_keeps_its_pipeline_and_retrains_its_mo
         in card
 
 
+def test_like_keeps_extra_special_tokens_and_notes_a_source_without_roles(tmp_path):
+    """A source's additional_special_tokens keep their role; a bare tokenizer.json names no
+    role (no pad token for transformers): a note says so, with the fix."""
+    from transformers import AutoTokenizer
+    from dp_vocab import ExportNoteWarning, run_recipe
+    src = _source_tokenizer(tmp_path / "src", "unigram")
+    tok = Tokenizer.from_file(str(src / "tokenizer.json"))
+    tok.add_special_tokens(["<extra_id_0>"])
+    tok.save(str(src / "tokenizer.json"))
+    config = json.loads((src / "tokenizer_config.json").read_text(encoding="utf-8"))
+    config["additional_special_tokens"] = ["<extra_id_0>"]   # as transformers 4 writes it
+    (src / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text("\n".join(json.dumps({"user": f"u{i}", "text": "love college student"})
+                                for i in range(200)) + "\n", encoding="utf-8")
+
+    def run(like, out):
+        recipe = {
+            "budget": {"epsilon": 3.0, "delta": 1e-5, "counts_share": 0.5},
+            "corpus": {"@readers": "dp_vocab.jsonl.v1", "path": str(corpus)},
+            "items": {"@extractors": "dp_vocab.items.v1", "lowercase": False, "nfkc": False,
+                      "tokenizer": {"@tokenizers": "dp_vocab.hf_tokenizer_pipeline.v1",
+                                    "path": str(like)}},
+            "mechanism": {"@mechanisms": "dp_vocab.policy_gaussian.v1"},
+            "counts": {"@counts": "dp_vocab.discrete_gaussian_counts.v1", "max_count": 1},
+            "export": {"@exporters": "dp_vocab.hf_tokenizer.v1", "like": str(like),
+                       "vocab_size": 300}}
+        return run_recipe(recipe, tmp_path / out)
+    folder = run(src, "folder")
+    assert not [n for n in folder.notes if "tokenizer_config.json" in n]
+    loaded = AutoTokenizer.from_pretrained(str(tmp_path / "folder" / "hf"))
+    assert "<extra_id_0>" in loaded.all_special_tokens and loaded.pad_token == "<pad>"
+    with pytest.warns(ExportNoteWarning, match=r"export\.like 'tokenizer\.json' is a "
+                      r"tokenizer\.json without a tokenizer_config\.json: the export names no "
+                      r"special-token roles"):
+        run(src / "tokenizer.json", "bare")
+
+
 def test_like_refuses_items_of_another_pipeline_before_any_data_is_read(tmp_path):
     """Items from another pipeline (or lower-cased on top of a cased source's) would train
     pieces the source's pre-tokenizer never makes: refused, with the fix, before reading."""

@@ -489,7 +489,8 @@ class HFTokenizerExporter:
             (out / "README.md").write_text(card, encoding="utf-8")
             written.append("hf/README.md")
         notes = [None if self.vocab_size is None else self.size_note(json.loads(text), release),
-                 self.prior_note(tok.get_vocab_size(), release)]
+                 self.prior_note(tok.get_vocab_size(), release),
+                 self.like.roles_note if self.like is not None else None]
         return Exported(written, [n for n in notes if n])
 
     def prior_note(self, size: int, release: Release) -> str | None:

@@ -62,14 +62,32 @@ class LikeSource:
 
     @property
     def roles(self) -> dict:
-        """Special-token roles (``bos_token``...) as the source's tokenizer_config names them."""
-        out = {}
+        """Special-token roles (``bos_token``...) as the source's tokenizer_config names them,
+        and its extra special tokens (``additional_special_tokens`` in transformers 4,
+        ``extra_special_tokens`` in 5)."""
+        out: dict = {}
         for k, v in self.config.items():
-            if k.endswith("_token") and isinstance(v, str):
-                out[k] = v
-            elif k.endswith("_token") and isinstance(v, dict) and isinstance(v.get("content"), str):
-                out[k] = v["content"]
+            if k.endswith("_token") and _content(v) is not None:
+                out[k] = _content(v)
+            elif k in ("additional_special_tokens", "extra_special_tokens") \
+                    and isinstance(v, (list, dict)):
+                tokens = [_content(t) for t in (v.values() if isinstance(v, dict) else v)]
+                kept = [t for t in tokens if t is not None and t in self.special_tokens]
+                if kept:
+                    out[k] = dict(zip(v, kept)) if isinstance(v, dict) else kept
         return out
+
+    @property
+    def roles_note(self) -> str | None:
+        """A source without a tokenizer_config.json names no role (pad, eos...) and no
+        ``model_max_length``: AutoTokenizer's padding then fails. Said, with the fix."""
+        if self.config:
+            return None
+        return (f"export.like {Path(self.path).name!r} is a tokenizer.json without a "
+                f"tokenizer_config.json: the export names no special-token roles (pad, eos, "
+                f"...), so transformers cannot pad with it. Give a transformers tokenizer "
+                f"folder as export.like (tokenizer.save_pretrained(folder)), and set "
+                f"export.model_max_length")
 
 
     def alphabet(self, units) -> list[str]:
@@ -126,6 +144,15 @@ class LikeSource:
         import hashlib
         return {"source": self.path, "items": self.size,
                 "sha256": hashlib.sha256(tokenizer_file(self.path).read_bytes()).hexdigest()}
+
+
+def _content(token) -> str | None:
+    """A token as a tokenizer_config writes it: a string, or a dict with its content."""
+    if isinstance(token, str):
+        return token
+    if isinstance(token, dict) and isinstance(token.get("content"), str):
+        return token["content"]
+    return None
 
 
 def _with_ids(node, ids: dict):
