@@ -177,3 +177,14 @@ def test_placements_are_checked_before_any_release():
     with pytest.raises(ParameterError, match="canary_items: expected at most 100"):
         audit(_public_mechanism("policy_gaussian_public", 1.0), canary_items=101, runs=1,
               placement="public")
+
+
+def test_the_default_canary_fits_its_placement_and_progress_is_reported():
+    """--canary-items unset: 1,000 unique items, or for "ngrams" as long a run of the base's
+    tokens as it allows (the synthetic base holds 40 words); on_run counts every pair."""
+    seen = []
+    res = audit(make_mechanism("dpne", epsilon=1.0, delta=1e-5), runs=3, placement="ngrams",
+                on_run=seen.append)
+    assert 2 <= res.canary_items <= 40 and seen == [1, 2, 3]
+    assert audit(make_mechanism("policy_gaussian", epsilon=1.0, delta=1e-5),
+                 runs=1).canary_items == 1000

@@ -351,7 +351,9 @@ def audit(mechanism: str = typer.Argument(..., metavar="MECHANISM",
           delta: float = typer.Option(1e-5, help="δ of the mechanism"),
           param: list[str] = typer.Option([], "--param", "-p",
                                           help="Other parameters as key=value (JSON values)"),
-          canary_items: int = typer.Option(1000, help="Unique items held by the canary user"),
+          canary_items: int = typer.Option(
+              None, help="Items held by the canary user [default: 1000; ngrams: as long a run "
+                         "as the base allows, up to 1000]", show_default=False),
           runs: int = typer.Option(2000, help="Releases per neighbouring dataset"),
           confidence: float = typer.Option(0.95, help="Clopper-Pearson confidence"),
           placement: str = typer.Option(
@@ -361,6 +363,8 @@ def audit(mechanism: str = typer.Argument(..., metavar="MECHANISM",
           output: Path = typer.Option(None, "--output", "-o", help="Write the result as JSON")):
     """Estimate privacy loss empirically: a canary user with unique items, neighbouring
     datasets, many releases; reports the canary release rate against δ and an ε lower bound."""
+    from rich.console import Console
+    from rich.progress import Progress
     from ..research.audit import audit as run_audit
     from ..research.audit import check_audit_parameters, check_result_path, write_result
     from ..recipes import parse_override_value
@@ -379,8 +383,12 @@ def audit(mechanism: str = typer.Argument(..., metavar="MECHANISM",
         if output is not None:
             check_result_path(output)  # before the (long) audit
         mech = make_mechanism(mechanism, epsilon=epsilon, delta=delta, **params)
-        result = run_audit(mech, canary_items=canary_items, runs=runs, confidence=confidence,
-                           placement=placement)
+        with Progress(*Progress.get_default_columns(), console=Console(stderr=True),
+                      transient=True) as bar:
+            task = bar.add_task(f"auditing {mechanism}: pairs of releases", total=runs)
+            result = run_audit(mech, canary_items=canary_items, runs=runs,
+                               confidence=confidence, placement=placement,
+                               on_run=lambda i: bar.update(task, completed=i))
         typer.echo(result.summary())
         if output is not None:
             write_result(result, output)

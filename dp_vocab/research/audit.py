@@ -28,7 +28,7 @@ import json
 import math
 import os
 import tempfile
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -40,6 +40,7 @@ from ..data.itemsets import ItemSets
 from ..privacy.noise import RandomSource
 
 MAX_CANARY_ITEMS = 10 ** 6   # memory: the canary's items are interned like any user's
+DEFAULT_CANARY_ITEMS = 1000
 MAX_RUNS = 10 ** 7
 PLACEMENTS = ("unique", "public", "ngrams")
 
@@ -107,13 +108,14 @@ def default_base(n_users: int = 200) -> list[tuple[str, list[str]]]:
             for u in range(n_users)]
 
 
-def check_audit_parameters(canary_items: int, runs: int, confidence: float,
+def check_audit_parameters(canary_items: int | None, runs: int, confidence: float,
                            placement: str = "unique") -> None:
     """Bounds that make the audit meaningful (no runs proves nothing) and its memory finite."""
     def count(value, name, hi):
         if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= hi:
             raise ParameterError(name, value, f"an integer from 1 to {hi:,}")
-    count(canary_items, "canary_items", MAX_CANARY_ITEMS)
+    if canary_items is not None:   # None: the placement's default (``audit``)
+        count(canary_items, "canary_items", MAX_CANARY_ITEMS)
     count(runs, "runs", MAX_RUNS)
     if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) \
             or not 0 < confidence < 1:
@@ -204,13 +206,13 @@ def _canary(mechanism, base_users, n: int, placement: str) -> tuple[list[str], f
     base_grams: set[str] = set().union(*(_grams(list(ws), 2) for _, ws in base_users))
     common = sorted(holders, key=lambda w: (-holders[w], w))
     run = [common[0]] if common else []
-    while len(run) < n:
+    while len(run) < (n or DEFAULT_CANARY_ITEMS):
         nxt = next((w for w in common if w not in run and f"{run[-1]} {w}" not in base_grams),
                    None)
         if nxt is None:
             break
         run.append(nxt)
-    if len(run) < max(n, 2):
+    if len(run) < max(n or 2, 2):   # by default as long a run as the base allows
         raise ParameterError("canary_items", n, f"at most {len(run)} for this base: its held "
                              f"tokens must form a run whose bigrams no base user holds",
                              "Lower --canary-items.")
@@ -218,12 +220,17 @@ def _canary(mechanism, base_users, n: int, placement: str) -> tuple[list[str], f
 
 
 def audit(mechanism, base: list[tuple[Hashable, list[str]]] | None = None,
-          canary_items: int = 1000, runs: int = 2000, confidence: float = 0.95,
-          random: RandomSource | None = None, placement: str = "unique") -> AuditResult:
+          canary_items: int | None = None, runs: int = 2000, confidence: float = 0.95,
+          random: RandomSource | None = None, placement: str = "unique",
+          on_run: Callable[[int], None] | None = None) -> AuditResult:
     """Audit ``mechanism`` (anything with ``release(ItemSets, random=...)``, ``epsilon``,
     ``delta``) with the canary's items placed as ``placement`` says (module docstring). The
-    base is public or synthetic: the audit prints statistics of it."""
+    base is public or synthetic: the audit prints statistics of it. ``canary_items``: None
+    gives 1,000, or with ``"ngrams"`` as long a run of tokens as the base allows (at most
+    1,000). ``on_run(i)`` is called after each of the ``runs`` pairs of releases."""
     check_audit_parameters(canary_items, runs, confidence, placement)
+    if canary_items is None and placement != "ngrams":
+        canary_items = DEFAULT_CANARY_ITEMS
     random = random if random is not None else RandomSource()
     base_users: list[tuple[Hashable, list[str]]] = \
         list(default_base()) if base is None else list(base)
@@ -248,7 +255,7 @@ def audit(mechanism, base: list[tuple[Hashable, list[str]]] | None = None,
     hits_d = dict.fromkeys(items, 0)
     hits_dp = dict.fromkeys(items, 0)
     canary_hits = canary_hits_without = 0
-    for _ in range(runs):
+    for i in range(runs):
         released = set(mechanism.release(d, random=random).items)
         canary_hits += any(is_canary(w) for w in released)
         for w in released & hits_d.keys():
@@ -257,6 +264,8 @@ def audit(mechanism, base: list[tuple[Hashable, list[str]]] | None = None,
         canary_hits_without += any(is_canary(w) for w in released)
         for w in released & hits_dp.keys():
             hits_dp[w] += 1
+        if on_run is not None:
+            on_run(i + 1)
     delta = mechanism.delta
     eps = mechanism.epsilon
     lo, hi = clopper_pearson(canary_hits, runs, confidence)
