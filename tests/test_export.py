@@ -852,8 +852,10 @@ def test_like_is_checked_before_any_data_is_read(tmp_path):
     src = _source_tokenizer(tmp_path / "src", "wordpiece")
     with pytest.raises(ParameterError, match="export.like"):
         HFTokenizerExporter(like=str(tmp_path / "missing"))
-    with pytest.raises(ParameterError, match="export.like"):
-        HFTokenizerExporter(like=str(src), model="bpe")
+    with pytest.raises(ParameterError, match=r"export\.like: .*Remove export\.model and "
+                       r"export\.style \(on the command line: --export\.model null "
+                       r"--export\.style null\)"):
+        HFTokenizerExporter(like=str(src), model="bpe", style="gpt2")
     (tmp_path / "bad.json").write_text("{", encoding="utf-8")
     with pytest.raises(ParameterError, match="like"):
         HFTokenizerExporter(like=str(tmp_path / "bad.json"))

@@ -181,10 +181,14 @@ class HFTokenizerExporter:
                  like: str | None = None):
         self.like = None
         if like is not None:   # the source's pipeline, special tokens and model type
-            if model is not None or style is not None or special_tokens is not None:
-                raise ParameterError("export.like", like, "no export.model, export.style or "
-                                     "export.special_tokens beside it (the tokenizer named by "
-                                     "like sets them)", "Remove those keys.")
+            given = [k for k, v in (("model", model), ("style", style),
+                                    ("special_tokens", special_tokens)) if v is not None]
+            if given:
+                raise ParameterError(
+                    "export.like", like, "no export.model, export.style or "
+                    "export.special_tokens beside it (the tokenizer named by like sets them)",
+                    f"Remove {' and '.join(f'export.{k}' for k in given)} (on the command "
+                    f"line: {' '.join(f'--export.{k} null' for k in given)}).")
             self.like = LikeSource(like)
             model = self.like.model
             vocab_size = self.like.size if vocab_size is None else vocab_size

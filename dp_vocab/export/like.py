@@ -31,7 +31,9 @@ class LikeSource:
         kind = self.spec["model"].get("type")
         if kind not in MODELS:
             raise ParameterError("export.like", self.path, "a tokenizer with a BPE, WordPiece or "
-                                 f"Unigram model (found {kind})")
+                                 f"Unigram model (found {kind})",
+                                 "For a word-level vocabulary, export without like: "
+                                 "model = \"wordlevel\"." if kind == "WordLevel" else None)
         self.model = MODELS[kind]
         self.special_tokens = [t["content"] for t in self.spec.get("added_tokens", [])
                                if t.get("special")]
