@@ -983,6 +983,10 @@ def test_model_card_names_the_model_the_noise_and_its_own_files():
     assert "- Private: the corpus's text, split into items by the settings privacy.json " \
         "records under `items`: `tokenizer = \"hf_pre_tokenizer\"`, `kind = \"bert_parts\"`, " \
         "`lowercase = true`." in card
+    # a pipeline's file by its name, not the path it had on the machine that ran
+    record["items"] = {"tokenizer": "hf_tokenizer_pipeline", "path": "/home/someone/tok.json"}
+    card = model_card(record, "bpe", "gpt2 style", 8000, [])
+    assert "`path = \"tok.json\"`" in card and "/home/someone" not in card
     # each public list says what it was for
     record["privacy"] = {"public_domain": {"source": "wordfreq:en", "items": 1000,
                                            "sha256": "ab" * 32}}

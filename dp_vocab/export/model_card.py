@@ -8,6 +8,7 @@ users, documents or items held: only what was released and how.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 
 def _fmt(x) -> str:
@@ -59,7 +60,10 @@ def _items_text(items: dict) -> str:
     """The extractor's record (privacy.json's ``items``) as ``key = value``, the tokenizer
     first."""
     order = sorted(items, key=lambda k: (k != "tokenizer", k))
-    settings = ", ".join(f"`{k} = {json.dumps(items[k], ensure_ascii=False)}`" for k in order)
+    # a file's name, not where it sat on the machine that ran (the card is for publishing)
+    shown = {k: Path(v).name if k == "path" and isinstance(v, str) else v
+             for k, v in items.items()}
+    settings = ", ".join(f"`{k} = {json.dumps(shown[k], ensure_ascii=False)}`" for k in order)
     return f"the settings privacy.json records under `items`: {settings}" if settings else \
         "the recipe's extractor"
 
