@@ -945,7 +945,8 @@ def _check_like_pipeline(exporters: list, extractor) -> None:
         if like is None:
             continue
         items = set(extractor(_LIKE_PROBE))
-        missing = [u for u in like.units_of(_LIKE_PROBE) if u not in items]
+        longest = getattr(extractor, "max_length", None) or math.inf   # longer ones are dropped
+        missing = [u for u in like.units_of(_LIKE_PROBE) if u not in items and len(u) <= longest]
         if missing:
             raise RecipeError(
                 f"recipe [items]: the items are not the units of export.like's tokenizer "

@@ -175,13 +175,15 @@ def _grams(run: list[str], n_min: int = 1) -> set[str]:
             for j in range(i + n_min, len(run) + 1)}
 
 
-def _canary(mechanism, base_users, n: int, placement: str) -> tuple[list[str], frozenset[str]]:
+def _canary(mechanism, base_users, n: int | None,
+            placement: str) -> tuple[list[str], frozenset[str]]:
     """(the canary's items, in order: its run of tokens for n-gram mechanisms; the released
     strings that count as the canary's: any holding a canary item, or for "ngrams" its
     n-grams (n ≥ 2) that no base user holds)."""
     held = {w for _, ws in base_users for w in ws}
+    want = DEFAULT_CANARY_ITEMS if n is None else n
     if placement == "unique":
-        return [f"canary-{i}" for i in range(n)], frozenset()
+        return [f"canary-{i}" for i in range(want)], frozenset()
     if placement == "public":
         if not hasattr(mechanism, "public_item_set"):
             raise ParameterError("placement", placement, "\"unique\" or (n-gram mechanisms) "
@@ -190,11 +192,11 @@ def _canary(mechanism, base_users, n: int, placement: str) -> tuple[list[str], f
                                  "dp_sips_public, dpne_public).")
         # public rank order; no joiner inside, so that an n-gram splits into its tokens
         free = [w for w in mechanism.domain.items if w not in held and " " not in w]
-        if len(free) < n:
-            raise ParameterError("canary_items", n, f"at most {len(free)}: the items of the "
+        if len(free) < want:
+            raise ParameterError("canary_items", want, f"at most {len(free)}: the items of the "
                                  f"public list that no base user holds",
                                  "Lower --canary-items or give a longer public list.")
-        return free[:n], frozenset()
+        return free[:want], frozenset()
     if not _reads_sequences(mechanism):
         raise ParameterError("placement", placement, "\"unique\" or (with a public list) "
                              "\"public\": \"ngrams\" needs an n-gram mechanism (dpne)")
@@ -206,7 +208,7 @@ def _canary(mechanism, base_users, n: int, placement: str) -> tuple[list[str], f
     base_grams: set[str] = set().union(*(_grams(list(ws), 2) for _, ws in base_users))
     common = sorted(holders, key=lambda w: (-holders[w], w))
     run = [common[0]] if common else []
-    while len(run) < (n or DEFAULT_CANARY_ITEMS):
+    while len(run) < want:
         nxt = next((w for w in common if w not in run and f"{run[-1]} {w}" not in base_grams),
                    None)
         if nxt is None:
@@ -229,8 +231,6 @@ def audit(mechanism, base: list[tuple[Hashable, list[str]]] | None = None,
     gives 1,000, or with ``"ngrams"`` as long a run of tokens as the base allows (at most
     1,000). ``on_run(i)`` is called after each of the ``runs`` pairs of releases."""
     check_audit_parameters(canary_items, runs, confidence, placement)
-    if canary_items is None and placement != "ngrams":
-        canary_items = DEFAULT_CANARY_ITEMS
     random = random if random is not None else RandomSource()
     base_users: list[tuple[Hashable, list[str]]] = \
         list(default_base()) if base is None else list(base)

@@ -23,9 +23,10 @@ def tokenizer_file(path, field: str = "path") -> Path:
     if p.is_dir():
         p = p / "tokenizer.json"
     if not p.is_file():
-        from ..corpora.readers import _where
-        raise ParameterError(field, str(path), "an existing tokenizer.json or a folder holding "
-                             f"one{_where(Path(path))}", "Save a transformers tokenizer with "
+        where = "" if Path(path).is_absolute() else \
+            f" (a relative path: read from the current directory, {Path.cwd()})"
+        raise ParameterError(field, str(path), f"an existing tokenizer.json or a folder holding "
+                             f"one{where}", "Save a transformers tokenizer with "
                              "tokenizer.save_pretrained(folder) first.")
     return p
 
