@@ -728,6 +728,24 @@ def _source_tokenizer(folder: Path, kind: str) -> Path:
     return folder
 
 
+def _like_recipe(corpus: Path, like, tokenizer=None, lowercase: bool = False,
+                 vocab_size: int | None = None) -> dict:
+    """A recipe that retrains ``like`` on ``corpus``; its items by the source's own pipeline
+    unless ``tokenizer`` says otherwise."""
+    tokenizer = tokenizer or {"@tokenizers": "dp_vocab.hf_tokenizer_pipeline.v1",
+                              "path": str(like)}
+    export = {"@exporters": "dp_vocab.hf_tokenizer.v1", "like": str(like)}
+    if vocab_size is not None:
+        export["vocab_size"] = vocab_size
+    return {"budget": {"epsilon": 3.0, "delta": 1e-5, "counts_share": 0.5},
+            "corpus": {"@readers": "dp_vocab.jsonl.v1", "path": str(corpus)},
+            "items": {"@extractors": "dp_vocab.items.v1", "lowercase": lowercase, "nfkc": False,
+                      "tokenizer": tokenizer},
+            "mechanism": {"@mechanisms": "dp_vocab.policy_gaussian.v1"},
+            "counts": {"@counts": "dp_vocab.discrete_gaussian_counts.v1", "max_count": 1},
+            "export": export}
+
+
 @pytest.mark.parametrize("kind", ["wordpiece", "bpe", "unigram"])
 def test_a_tokenizer_like_an_existing_one_keeps_its_pipeline_and_retrains_its_model(tmp_path,
                                                                                    kind):
@@ -742,17 +760,7 @@ def test_a_tokenizer_like_an_existing_one_keeps_its_pipeline_and_retrains_its_mo
     text = "love loves college colleges professor professors student students"
     corpus.write_text("\n".join(json.dumps({"user": f"u{i}", "text": text})
                                 for i in range(300)) + "\n", encoding="utf-8")
-    recipe = {
-        "budget": {"epsilon": 3.0, "delta": 1e-5, "counts_share": 0.5},
-        "corpus": {"@readers": "dp_vocab.jsonl.v1", "path": str(corpus)},
-        "items": {"@extractors": "dp_vocab.items.v1", "lowercase": False, "nfkc": False,
-                  "tokenizer": {"@tokenizers": "dp_vocab.hf_tokenizer_pipeline.v1",
-                                "path": str(src)}},
-        "mechanism": {"@mechanisms": "dp_vocab.policy_gaussian.v1"},
-        "counts": {"@counts": "dp_vocab.discrete_gaussian_counts.v1", "max_count": 1},
-        "export": {"@exporters": "dp_vocab.hf_tokenizer.v1", "like": str(src), "vocab_size": 400},
-    }
-    run_recipe(recipe, tmp_path / "out")
+    run_recipe(_like_recipe(corpus, src, vocab_size=400), tmp_path / "out")
     shutil.move(str(tmp_path / "out" / "hf"), str(tmp_path / "moved"))   # loads after a move
     before = json.loads((src / "tokenizer.json").read_text(encoding="utf-8"))
     after = json.loads((tmp_path / "moved" / "tokenizer.json").read_text(encoding="utf-8"))
@@ -796,17 +804,7 @@ def test_like_keeps_extra_special_tokens_and_notes_a_source_without_roles(tmp_pa
                                 for i in range(200)) + "\n", encoding="utf-8")
 
     def run(like, out):
-        recipe = {
-            "budget": {"epsilon": 3.0, "delta": 1e-5, "counts_share": 0.5},
-            "corpus": {"@readers": "dp_vocab.jsonl.v1", "path": str(corpus)},
-            "items": {"@extractors": "dp_vocab.items.v1", "lowercase": False, "nfkc": False,
-                      "tokenizer": {"@tokenizers": "dp_vocab.hf_tokenizer_pipeline.v1",
-                                    "path": str(like)}},
-            "mechanism": {"@mechanisms": "dp_vocab.policy_gaussian.v1"},
-            "counts": {"@counts": "dp_vocab.discrete_gaussian_counts.v1", "max_count": 1},
-            "export": {"@exporters": "dp_vocab.hf_tokenizer.v1", "like": str(like),
-                       "vocab_size": 300}}
-        return run_recipe(recipe, tmp_path / out)
+        return run_recipe(_like_recipe(corpus, like, vocab_size=300), tmp_path / out)
     folder = run(src, "folder")
     assert not [n for n in folder.notes if "tokenizer_config.json" in n]
     loaded = AutoTokenizer.from_pretrained(str(tmp_path / "folder" / "hf"))
@@ -824,28 +822,19 @@ def test_like_refuses_items_of_another_pipeline_before_any_data_is_read(tmp_path
     from dp_vocab.recipes import plan_run
     bert, uni = (_source_tokenizer(tmp_path / k, k) for k in ("wordpiece", "unigram"))
     corpus = tmp_path / "missing.jsonl"   # never opened: the check comes first
-    pipeline = {"@tokenizers": "dp_vocab.hf_tokenizer_pipeline.v1", "path": str(uni)}
-
-    def recipe(tokenizer, like, lowercase=False):
-        return {"budget": {"epsilon": 3.0, "delta": 1e-5, "counts_share": 0.5},
-                "corpus": {"@readers": "dp_vocab.jsonl.v1", "path": str(corpus)},
-                "items": {"@extractors": "dp_vocab.items.v1", "lowercase": lowercase,
-                          "nfkc": False, "tokenizer": tokenizer},
-                "mechanism": {"@mechanisms": "dp_vocab.policy_gaussian.v1"},
-                "counts": {"@counts": "dp_vocab.discrete_gaussian_counts.v1"},
-                "export": {"@exporters": "dp_vocab.hf_tokenizer.v1", "like": like}}
-    for tokenizer, like, lowercase in (
-            ({**pipeline, "path": str(bert)}, uni, False),   # BERT's units, a Metaspace source
-            ({"@tokenizers": "dp_vocab.regex.v1"}, uni, False),
-            (pipeline, uni, True)):                         # the cased source lower-cased
+    for tokenizer, lowercase in (
+            ({"@tokenizers": "dp_vocab.hf_tokenizer_pipeline.v1", "path": str(bert)},
+             False),                                         # BERT's units, a Metaspace source
+            ({"@tokenizers": "dp_vocab.regex.v1"}, False),
+            (None, True)):                                   # the cased source lower-cased
         with pytest.raises(RecipeError, match=r"recipe \[items\]: the items are not the units "
                            r"of export\.like's tokenizer .*its pipeline makes '▁The'.*"
                            r"@tokenizers = \"dp_vocab\.hf_tokenizer_pipeline\.v1\" with path"):
-            plan_run(recipe(tokenizer, str(like), lowercase), tmp_path / "out")
+            plan_run(_like_recipe(corpus, uni, tokenizer, lowercase), tmp_path / "out")
     # the source's own pipeline passes the check (and then finds no corpus)
     from dp_vocab.errors import CorpusError
     with pytest.raises(CorpusError, match="not found"):
-        plan_run(recipe(pipeline, str(uni)), tmp_path / "out")
+        plan_run(_like_recipe(corpus, uni), tmp_path / "out")
 
 
 def test_like_is_checked_before_any_data_is_read(tmp_path):

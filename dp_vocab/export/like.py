@@ -73,10 +73,10 @@ class LikeSource:
                 out[k] = _content(v)
             elif k in ("additional_special_tokens", "extra_special_tokens") \
                     and isinstance(v, (list, dict)):
-                tokens = [_content(t) for t in (v.values() if isinstance(v, dict) else v)]
-                kept = [t for t in tokens if t is not None and t in self.special_tokens]
+                named = v.items() if isinstance(v, dict) else enumerate(v)
+                kept = {n: _content(t) for n, t in named if _content(t) in self.special_tokens}
                 if kept:
-                    out[k] = dict(zip(v, kept)) if isinstance(v, dict) else kept
+                    out[k] = kept if isinstance(v, dict) else list(kept.values())
         return out
 
     @property
