@@ -487,7 +487,8 @@ def _resolve_part(registry, name: str, label: str, part, out: dict) -> None:
     except ParameterError as e:  # name the recipe field: mechanism.epsilon, not epsilon
         rest = e.name[len(name) + 1:] if e.name.startswith(name + ".") else e.name
         # a key of a function nested in the section (items.tokenizer.path, not items.path)
-        holders = _holders(part if label == name else next(iter(part.values())), label, rest)
+        root = {name: part}
+        holders = [p for p in _blocks_with(_node(root, label), label) if rest in _node(root, p)]
         where = holders[0] if len(holders) == 1 else label
         raise ParameterError(f"{where}.{rest}", e.value, e.allowed, e.fix) from None
     except ConfigValidationError as e:
@@ -499,15 +500,6 @@ def _resolve_part(registry, name: str, label: str, part, out: dict) -> None:
         if type(e).__name__ == "RegistryError":
             raise RecipeError(f"recipe [{label}]: {_unregistered(registry, part)}") from None
         raise
-
-
-def _holders(block, path: str, key: str) -> list[str]:
-    """The dotted paths of the blocks at or below ``block`` that hold ``key``."""
-    out = [path] if isinstance(block, dict) and key in block else []
-    for k, v in block.items() if isinstance(block, dict) else ():
-        if isinstance(v, dict):
-            out += _holders(v, f"{path}.{k}", key)
-    return out
 
 
 def _unregistered(registry, part) -> str:
