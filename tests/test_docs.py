@@ -87,7 +87,7 @@ def test_code_blocks_run(page, tmp_path, monkeypatch):
     # a page may register a mechanism (docs/mechanisms.md): for that page only
     monkeypatch.setattr(catalogue, "REGISTRY", dict(catalogue.REGISTRY))
     shutil.copy(SAMPLE, tmp_path / "my_corpus.jsonl.gz")
-    namespace: dict = {}
+    namespace: dict = {"__name__": "__main__"}   # a page's script, as `python page.py` runs it
     for lang, code in found:
         if lang == "bash":
             _run_bash(code, tmp_path)
