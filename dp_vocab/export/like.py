@@ -9,6 +9,7 @@ its units. Post-processing of the release, the public tokenizer and public prior
 from __future__ import annotations
 
 import json
+import math
 import string
 from pathlib import Path
 
@@ -16,6 +17,9 @@ from ..ingest.text.pipeline import PipelineTokenizer, load_tokenizer, tokenizer_
 from .trained import BYTE_PIECES, train_model, with_byte_pieces
 
 MODELS = {"BPE": "bpe", "WordPiece": "wordpiece", "Unigram": "unigram"}
+# public text on which pipelines differ: case, an apostrophe, accents, an NFKC form (the
+# ligature), digits and symbols, a script written without spaces
+PROBE = "The College's café, naïve ﬁne Straße: x=42; 東京大学 and CAPS!"
 
 
 class LikeSource:
@@ -45,6 +49,23 @@ class LikeSource:
         except (OSError, ValueError):
             raise ParameterError("export.like", self.path, "a folder whose "
                                  "tokenizer_config.json is valid JSON") from None
+
+    def check_items(self, extractor) -> None:
+        """The model is trained on the items, so they must be this source's own units: from
+        another pipeline (or lower-cased, or NFKC'd on top of it) it would learn pieces the
+        source's pre-tokenizer never produces. Checked on public text, before any data."""
+        from ..errors import RecipeError
+        items = set(extractor(PROBE))
+        longest = getattr(extractor, "max_length", None) or math.inf   # longer ones are dropped
+        missing = [u for u in self.units_of(PROBE) if u not in items and len(u) <= longest]
+        if missing:
+            raise RecipeError(
+                f"recipe [items]: the items are not the units of export.like's tokenizer "
+                f"({self.path!r}): on the public text {PROBE!r} its pipeline makes "
+                f"{missing[0]!r}, which [items] does not. Extract the items with its pipeline: "
+                f"[items.tokenizer] @tokenizers = \"dp_vocab.hf_tokenizer_pipeline.v1\" with "
+                f"path = {json.dumps(self.path)}, and items.lowercase = false, items.nfkc = "
+                f"false (its normaliser applies). Nothing was read")
 
     @property
     def byte_level(self) -> bool:

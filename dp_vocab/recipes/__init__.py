@@ -740,7 +740,9 @@ def plan_run(recipe, output, overrides: dict[str, Any] | None = None,
                               f"counts: add a [counts] section or set mechanism.noisy_counts = "
                               f"true (count_laplace). Nothing was read or written.")
     _check_special_tokens(exporters, extractor)
-    _check_like_pipeline(exporters, extractor)
+    for e in exporters:
+        if getattr(e, "like", None) is not None:
+            e.like.check_items(extractor)
     run = cfg["run"]
     if run["backend"] not in BACKENDS:
         raise ParameterError("run.backend", run["backend"], " or ".join(map(repr, BACKENDS)))
@@ -921,32 +923,6 @@ def _check_special_tokens(exporters: list, extractor) -> None:
                 raise ParameterError("export.special_tokens", token,
                                      "tokens that text cannot produce as a word",
                                      "Wrap it in brackets, e.g. \"<" + token + ">\".")
-
-
-# public text on which pipelines differ: case, an apostrophe, accents, an NFKC form (the
-# ligature), digits and symbols, a script written without spaces
-_LIKE_PROBE = "The College's café, naïve ﬁne Straße: x=42; 東京大学 and CAPS!"
-
-
-def _check_like_pipeline(exporters: list, extractor) -> None:
-    """A tokenizer made like a source is trained on the items, so they must be the source's
-    own units: from another pipeline (or lower-cased, or NFKC'd on top of it) its model would
-    learn pieces the source's pre-tokenizer never produces. Checked on public text."""
-    for e in exporters:
-        like = getattr(e, "like", None)
-        if like is None:
-            continue
-        items = set(extractor(_LIKE_PROBE))
-        longest = getattr(extractor, "max_length", None) or math.inf   # longer ones are dropped
-        missing = [u for u in like.units_of(_LIKE_PROBE) if u not in items and len(u) <= longest]
-        if missing:
-            raise RecipeError(
-                f"recipe [items]: the items are not the units of export.like's tokenizer "
-                f"({like.path!r}): on the public text {_LIKE_PROBE!r} its pipeline makes "
-                f"{missing[0]!r}, which [items] does not. Extract the items with its pipeline: "
-                f"[items.tokenizer] @tokenizers = \"dp_vocab.hf_tokenizer_pipeline.v1\" with "
-                f"path = {json.dumps(like.path)}, and items.lowercase = false, items.nfkc = "
-                f"false (its normaliser applies). Nothing was read")
 
 
 def output_guards(recipe, overrides: dict[str, Any] | None = None) -> tuple[list, list]:
